@@ -1,0 +1,216 @@
+"""TREC qrels, BEIR TSV and TREC run files: the formats thirty years of IR tooling reads.
+
+Judgments are a strict superset of qrels, so every label converts to ``query 0 target grade``
+and back. Reading is strict where a silent guess would change a number: a fractional grade is
+refused (never truncated), a short line is refused, and an identifier containing whitespace
+is refused on the way out instead of being written as broken columns.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable, Sequence
+
+from goldkeeper.errors import InputError, describe_value
+from goldkeeper.models.judgment import Judgment
+from goldkeeper.models.run import RunEntry
+
+__all__ = [
+    "detect_labels_format",
+    "parse_beir_tsv",
+    "parse_trec_qrels",
+    "parse_trec_run",
+    "to_qrels",
+    "to_trec_run",
+]
+
+_INT = re.compile(r"[+-]?[0-9]+")
+_BEIR_HEADER = re.compile(r"query[-_ ]?id", re.IGNORECASE)
+
+
+def _lines(text: str) -> Iterable[tuple[int, str]]:
+    for number, raw in enumerate(text.split("\n"), start=1):
+        line = raw.rstrip("\r").strip(" \t")
+        if line and not line.startswith("#"):
+            yield number, line
+
+
+def _grade(raw: str, source: str, number: int, field: str) -> int:
+    if not _INT.fullmatch(raw):
+        try:
+            float(raw)
+        except ValueError:
+            problem = "must be an integer grade"
+        else:
+            problem = "must be an integer grade; a fractional grade is refused, not truncated"
+        raise InputError(source, problem, line=number, field=field, found=describe_value(raw))
+    grade = int(raw)
+    # TREC collections use -1 (and lower) for "judged, not relevant" or "in the pool,
+    # unjudged"; the judgments schema has no negative grades, so both become 0.
+    return max(0, grade)
+
+
+def _label(query_id: str, doc_id: str, grade: int, as_chunk_ids: bool) -> Judgment:
+    return Judgment.model_construct(
+        query_id=query_id,
+        doc_uri=doc_id,
+        relevance=grade,
+        chunk_id=doc_id if as_chunk_ids else None,
+    )
+
+
+def parse_trec_qrels(
+    text: str, source: str = "qrels", *, as_chunk_ids: bool = False
+) -> list[Judgment]:
+    """``query iteration doc grade``, separated by spaces or tabs; ``#`` starts a comment.
+
+    The iteration column is ignored whatever it holds (``0``, ``Q0``, ``U0``). Negative grades
+    become 0. ``as_chunk_ids`` treats the doc column as a chunk id.
+    """
+    out: list[Judgment] = []
+    for number, line in _lines(text):
+        parts = line.split()
+        if len(parts) != 4:
+            raise InputError(
+                source,
+                "a TREC qrels line has 4 columns: query iteration doc grade",
+                line=number,
+                field="columns",
+                found=f"{len(parts)} in {describe_value(line)}",
+            )
+        query_id, _iteration, doc_id, grade = parts
+        out.append(_label(query_id, doc_id, _grade(grade, source, number, "grade"), as_chunk_ids))
+    if not out:
+        raise InputError(source, "holds no qrels line", line=1, field="file", found="nothing")
+    return out
+
+
+def parse_beir_tsv(text: str, source: str = "qrels", *, as_chunk_ids: bool = False) -> list[Judgment]:
+    """BEIR's ``query-id<TAB>corpus-id<TAB>score`` with its header row."""
+    out: list[Judgment] = []
+    header_seen = False
+    for number, line in _lines(text):
+        parts = line.split("\t")
+        if not header_seen:
+            header_seen = True
+            if parts and _BEIR_HEADER.fullmatch(parts[0].strip()):
+                continue
+            raise InputError(
+                source,
+                "a BEIR qrels file starts with the header query-id, corpus-id, score",
+                line=number,
+                field="header",
+                found=describe_value(line),
+            )
+        if len(parts) != 3:
+            raise InputError(
+                source,
+                "a BEIR qrels line has 3 tab-separated columns: query-id corpus-id score",
+                line=number,
+                field="columns",
+                found=f"{len(parts)} in {describe_value(line)}",
+            )
+        query_id, doc_id, grade = (p.strip() for p in parts)
+        if not query_id or not doc_id:
+            raise InputError(
+                source, "query-id and corpus-id must not be empty", line=number, field="columns",
+                found=describe_value(line),
+            )
+        out.append(_label(query_id, doc_id, _grade(grade, source, number, "score"), as_chunk_ids))
+    if not out:
+        raise InputError(source, "holds no qrels line", line=1, field="file", found="nothing")
+    return out
+
+
+def detect_labels_format(text: str, name: str = "") -> str:
+    """Guess ``jsonl``, ``beir`` or ``trec`` from the name, then from the first content line."""
+    lowered = name.lower()
+    for suffix, kind in ((".jsonl", "jsonl"), (".tsv", "beir"), (".qrels", "trec")):
+        if lowered.endswith(suffix):
+            return kind
+    for _, line in _lines(text):
+        if line.startswith("{"):
+            return "jsonl"
+        if _BEIR_HEADER.fullmatch(line.split("\t")[0].strip()) or len(line.split("\t")) == 3:
+            return "beir"
+        return "trec"
+    return "jsonl"
+
+
+def _column(value: str, what: str, where: str) -> str:
+    if not value or any(c.isspace() for c in value):
+        raise InputError(
+            where,
+            f"{what} cannot be written as a whitespace-separated column",
+            field=what,
+            found=describe_value(value),
+        )
+    return value
+
+
+def to_qrels(judgments: Iterable[Judgment], source: str = "judgments") -> str:
+    """TREC qrels lines ``query 0 target grade``. Ids containing whitespace are refused."""
+    lines = []
+    for index, j in enumerate(judgments, start=1):
+        where = f"{source} label {index}"
+        lines.append(
+            f"{_column(j.query_id, 'query_id', where)} 0 {_column(j.key, 'chunk_id' if j.chunk_id else 'doc_uri', where)} {j.relevance}"
+        )
+    return "".join(line + "\n" for line in lines)
+
+
+def parse_trec_run(text: str, source: str = "run") -> list[RunEntry]:
+    """``query Q0 doc rank score tag`` lines (extra columns after the sixth are ignored).
+
+    Ordered as trec_eval orders them: by score descending, ties by doc id descending. The rank
+    column is read only to check it is an integer; it never decides the order.
+    """
+    by_query: dict[str, list[tuple[float, str]]] = {}
+    for number, line in _lines(text):
+        parts = line.split()
+        if len(parts) < 6:
+            raise InputError(
+                source,
+                "a TREC run line has 6 columns: query Q0 doc rank score tag",
+                line=number,
+                field="columns",
+                found=f"{len(parts)} in {describe_value(line)}",
+            )
+        query_id, _q0, doc_id, rank, score = parts[:5]
+        if not _INT.fullmatch(rank):
+            raise InputError(source, "must be an integer", line=number, field="rank",
+                             found=describe_value(rank))
+        try:
+            value = float(score)
+        except ValueError:
+            value = math.nan
+        if not math.isfinite(value):
+            raise InputError(source, "must be a finite number", line=number, field="score",
+                             found=describe_value(score))
+        by_query.setdefault(query_id, []).append((value, doc_id))
+    out = []
+    for query_id, rows in by_query.items():
+        rows.sort(reverse=True)
+        out.append(
+            RunEntry.model_construct(
+                query_id=query_id, ranking=[d for _, d in rows], scores=[s for s, _ in rows]
+            )
+        )
+    return out
+
+
+def to_trec_run(run: Sequence[RunEntry], tag: str = "goldkeeper", source: str = "run") -> str:
+    """TREC run lines; scores are the entry's own, or ``len - index`` when it has none."""
+    _column(tag, "tag", source)
+    lines = []
+    for entry in run:
+        where = f"{source} query {entry.query_id}"
+        query_id = _column(entry.query_id, "query_id", where)
+        total = len(entry.ranking)
+        scores = entry.scores
+        for index, key in enumerate(entry.ranking):
+            # A score the entry carries is written exactly; made-up ones as the reference does.
+            score = repr(float(scores[index])) if scores else f"{total - index:.4f}"
+            lines.append(f"{query_id} Q0 {_column(key, 'ranking', where)} {index + 1} {score} {tag}")
+    return "".join(line + "\n" for line in lines)

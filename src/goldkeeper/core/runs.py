@@ -1,0 +1,76 @@
+"""Run JSONL: one ``{"query_id", "ranking"}`` object per line.
+
+Two entries for one query are refused (the file no longer says what that query's ranking
+is); a key repeated inside one ranking is accepted here and counted once by scoring, which
+names the queries it happened to. The two refusal messages are pinned by the
+``duplicate-ranking`` fixture and keep the reference implementation's exact words.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+from goldkeeper.core.judgments import decode_jsonl, split_lines
+from goldkeeper.errors import InputError, describe_value
+from goldkeeper.models.run import RunEntry
+
+__all__ = ["dump_run", "iter_run", "parse_run"]
+
+
+def _fail(source: str, number: int, message: str) -> InputError:
+    return InputError(source, message, line=number)
+
+
+def iter_run(lines: Iterable[bytes | str], source: str = "run") -> Iterator[RunEntry]:
+    """Stream run entries, refusing malformed ones with their line."""
+    first_seen: dict[str, int] = {}
+    for number, row in decode_jsonl(lines, source, allow_empty=True):
+        if not isinstance(row, dict):
+            raise InputError(source, "must be a JSON object", line=number, field="line",
+                             found=describe_value(row))
+        query_id = row.get("query_id")
+        if not isinstance(query_id, str) or not query_id:
+            raise _fail(source, number, "missing query_id")
+        ranking: Any = row.get("ranking")
+        if not isinstance(ranking, list):
+            raise _fail(source, number, "ranking must be an array")
+        for index, key in enumerate(ranking):
+            if not isinstance(key, str) or not key:
+                raise _fail(source, number, f"ranking[{index}] must be a non-empty string")
+        scores = row.get("scores")
+        if scores is not None and (
+            not isinstance(scores, list)
+            or len(scores) != len(ranking)
+            or not all(isinstance(s, (int, float)) and not isinstance(s, bool) for s in scores)
+        ):
+            raise InputError(source, "must be an array of numbers as long as ranking",
+                             line=number, field="scores", found=describe_value(scores))
+        previous = first_seen.get(query_id)
+        if previous is not None:
+            raise _fail(
+                source, number, f"duplicate entry for query {query_id}, already on line {previous}"
+            )
+        first_seen[query_id] = number
+        yield RunEntry.model_construct(
+            query_id=query_id,
+            ranking=ranking,
+            scores=[float(s) for s in scores] if scores is not None else None,
+        )
+
+
+def parse_run(text: str | bytes, source: str = "run") -> list[RunEntry]:
+    """Parse a whole run JSONL text."""
+    return list(iter_run(split_lines(text), source))
+
+
+def dump_run(entries: Iterable[RunEntry]) -> str:
+    """Run JSONL, one compact object per query, scores kept when the entries have them."""
+    lines = []
+    for entry in entries:
+        row: dict[str, Any] = {"query_id": entry.query_id, "ranking": entry.ranking}
+        if entry.scores is not None:
+            row["scores"] = entry.scores
+        lines.append(json.dumps(row, ensure_ascii=False, separators=(",", ":")) + "\n")
+    return "".join(lines)

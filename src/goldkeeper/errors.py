@@ -1,0 +1,110 @@
+"""Every failure goldkeeper raises on purpose, in one tree.
+
+A measurement tool that answers a malformed file with a stack trace teaches people not to
+trust its other output either, so each expected failure is one of these and the CLI turns it
+into one line and an exit code. Anything else is a bug (exit 3).
+
+    GoldkeeperError                 base; never raised itself
+    ├── InputError                  malformed input: file, line, field, what, got what (exit 2)
+    │   └── UsageError              a bad flag or argument combination (exit 2)
+    └── StorageError                a location that cannot be read or written (exit 2)
+
+Verdicts such as INDETERMINATE are values, never exceptions.
+"""
+
+from __future__ import annotations
+
+__all__ = ["GoldkeeperError", "InputError", "StorageError", "UsageError", "describe_value"]
+
+_MAX_SHOWN = 60
+
+
+def describe_value(value: object) -> str:
+    """Show a found value briefly: JSON-ish, truncated, control characters escaped."""
+    if isinstance(value, bool):
+        text = "true" if value else "false"
+    elif value is None:
+        text = "null"
+    elif isinstance(value, str):
+        text = repr(value)
+        if text.startswith("'") or text.startswith('"'):
+            text = '"' + text[1:-1].replace('"', '\\"').replace("\\'", "'") + '"'
+    elif isinstance(value, (int, float)):
+        text = repr(value)
+    elif isinstance(value, dict):
+        text = "an object"
+    elif isinstance(value, list):
+        text = "an array"
+    else:
+        text = repr(value)
+    if len(text) > _MAX_SHOWN:
+        text = text[: _MAX_SHOWN - 3] + "..."
+    return text
+
+
+class GoldkeeperError(Exception):
+    """Base of every error goldkeeper raises on purpose."""
+
+    exit_code = 2
+
+
+class InputError(GoldkeeperError):
+    """Malformed input. Renders as ``<source>:<line>: <field>: <problem>, got <found>``.
+
+    ``line`` is 1-based and omitted when the problem concerns the whole input. ``hint`` names
+    the way out, when there is one, and is shown on a second line by the CLI.
+    """
+
+    def __init__(
+        self,
+        source: str,
+        problem: str,
+        *,
+        line: int | None = None,
+        field: str | None = None,
+        found: str | None = None,
+        hint: str | None = None,
+    ) -> None:
+        self.source = source
+        self.line = line
+        self.field = field
+        self.problem = problem
+        self.found = found
+        self.hint = hint
+        super().__init__(self.render())
+
+    def render(self) -> str:
+        where = self.source if self.line is None else f"{self.source}:{self.line}"
+        parts = [where]
+        if self.field:
+            parts.append(self.field)
+        text = ": ".join(parts) + f": {self.problem}"
+        if self.found is not None:
+            text += f", got {self.found}"
+        return text
+
+
+class UsageError(InputError):
+    """A bad flag, argument or combination of them."""
+
+    def __init__(self, message: str, *, hint: str | None = None) -> None:
+        self.source = ""
+        self.line = None
+        self.field = None
+        self.problem = message
+        self.found = None
+        self.hint = hint
+        Exception.__init__(self, message)
+
+    def render(self) -> str:
+        return self.problem
+
+
+class StorageError(GoldkeeperError):
+    """A location that cannot be read or written: missing file, denied, unreachable store."""
+
+    def __init__(self, url: str, problem: str, *, hint: str | None = None) -> None:
+        self.url = url
+        self.problem = problem
+        self.hint = hint
+        super().__init__(f"{url}: {problem}")

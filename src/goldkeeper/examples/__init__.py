@@ -1,0 +1,1 @@
+"""Small example data shipped inside the package, for the quick start."""

@@ -1,0 +1,148 @@
+"""Files by path or fsspec URL, read in a stream and written atomically.
+
+Atomic means a reader sees the old bytes or the new bytes, never a half-written file: locally
+a temporary file in the same directory, fsynced, then ``os.replace``; on object stores a single
+``put`` of the whole object, which those stores make visible all at once.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+import tempfile
+from collections.abc import Iterable, Iterator
+
+from goldkeeper.core.judgments import dump_judgments, iter_judgments
+from goldkeeper.errors import StorageError
+from goldkeeper.models.judgment import Judgment
+
+__all__ = [
+    "is_local",
+    "iter_blocks",
+    "iter_lines",
+    "local_path",
+    "read_bytes",
+    "read_judgments",
+    "write_bytes_atomic",
+    "write_judgments",
+]
+
+_CHUNK = 1 << 20
+
+
+def is_local(url: str) -> bool:
+    """True for a plain path or a ``file://`` URL."""
+    return "://" not in url or url.startswith("file://")
+
+
+def local_path(url: str) -> str:
+    return url[len("file://") :] if url.startswith("file://") else url
+
+
+def _os_problem(error: OSError) -> str:
+    return (error.strerror or str(error)).lower()
+
+
+@contextlib.contextmanager
+def _open_read(url: str) -> Iterator[object]:
+    if url == "-":
+        yield sys.stdin.buffer
+        return
+    if is_local(url):
+        path = local_path(url)
+        try:
+            handle = open(path, "rb")  # noqa: SIM115
+        except IsADirectoryError:
+            raise StorageError(url, "is a directory, not a file") from None
+        except OSError as error:
+            raise StorageError(url, f"cannot be read: {_os_problem(error)}") from None
+        with handle:
+            yield handle
+        return
+    import fsspec  # lazily: most runs never need it
+
+    try:
+        with fsspec.open(url, "rb") as handle:
+            yield handle
+    except FileNotFoundError:
+        raise StorageError(url, "cannot be read: no such file or object") from None
+    except (OSError, ValueError, ImportError) as error:
+        raise StorageError(url, f"cannot be read: {error}") from None
+
+
+def iter_lines(url: str) -> Iterator[bytes]:
+    """Lines of a file as bytes, newline kept, read in a stream."""
+    with _open_read(url) as handle:
+        yield from handle  # type: ignore[misc]
+
+
+def iter_blocks(url: str, size: int = 4 << 20) -> Iterator[bytes]:
+    """The file in blocks of about ``size`` bytes, each ending at a newline (except the last)."""
+    with _open_read(url) as handle:
+        rest = b""
+        while True:
+            data = handle.read(size)  # type: ignore[attr-defined]
+            if not data:
+                break
+            data = rest + data
+            cut = data.rfind(b"\n") + 1
+            if cut == 0:
+                rest = data
+                continue
+            rest = data[cut:]
+            yield data[:cut]
+        if rest:
+            yield rest
+
+
+def read_bytes(url: str) -> bytes:
+    with _open_read(url) as handle:
+        return handle.read()  # type: ignore[attr-defined]
+
+
+def write_bytes_atomic(url: str, data: bytes) -> None:
+    """Replace the file at ``url`` with ``data`` all at once (see the module docstring)."""
+    if url == "-":
+        sys.stdout.buffer.write(data)
+        sys.stdout.buffer.flush()
+        return
+    if is_local(url):
+        path = local_path(url)
+        directory = os.path.dirname(os.path.abspath(path))
+        try:
+            fd, tmp = tempfile.mkstemp(prefix=".goldkeeper-", suffix=".tmp", dir=directory)
+        except OSError as error:
+            raise StorageError(url, f"cannot be written: {_os_problem(error)}") from None
+        try:
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(data)
+                handle.flush()
+                os.fsync(handle.fileno())
+            with contextlib.suppress(OSError):
+                # Keep the permissions of the file being replaced, as an editor would.
+                os.chmod(tmp, os.stat(path).st_mode & 0o7777)
+            os.replace(tmp, path)
+        except OSError as error:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise StorageError(url, f"cannot be written: {_os_problem(error)}") from None
+        return
+    import fsspec
+
+    try:
+        fs, path = fsspec.core.url_to_fs(url)
+        fs.pipe_file(path, data)
+    except (OSError, ValueError, ImportError) as error:
+        raise StorageError(url, f"cannot be written: {error}") from None
+
+
+def read_judgments(url: str) -> list[Judgment]:
+    """Read and type-check a judgments JSONL file by path or URL."""
+    source = "<stdin>" if url == "-" else url
+    return list(iter_judgments(iter_lines(url), source))
+
+
+def write_judgments(url: str, judgments: Iterable[Judgment]) -> None:
+    """Write judgments canonically and atomically."""
+    write_bytes_atomic(url, dump_judgments(judgments).encode("utf-8"))
