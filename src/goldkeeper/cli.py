@@ -160,6 +160,39 @@ def convert(
     write_bytes_atomic(out or "-", text.encode("utf-8"))
 
 
+@app.command("id")
+def id_(
+    text: Annotated[str, typer.Option("--text", help="The chunk text ('-' reads it from stdin).")],
+    doc_uri: Annotated[Optional[str], typer.Option("--doc-uri")] = None,
+    doc_revision: Annotated[Optional[str], typer.Option("--doc-revision")] = None,
+    ordinal: Annotated[Optional[int], typer.Option("--ordinal", min=0)] = None,
+    chunker: Annotated[Optional[str], typer.Option("--chunker", help="Chunker fingerprint.")] = None,
+    output: FormatOption = OutputFormat.text,
+) -> None:
+    """Compute normalize(text), its text_sha and, given all four chunk fields, its chunk_id."""
+    from goldkeeper.core.identity import chunk_id, normalize, text_sha
+
+    if text == "-":
+        text = _decode(sys.stdin.buffer.read(), "<stdin>")
+    fields = (doc_uri, doc_revision, ordinal, chunker)
+    if any(f is not None for f in fields) and any(f is None for f in fields):
+        raise UsageError(
+            "a chunk_id needs all of --doc-uri, --doc-revision, --ordinal and --chunker"
+        )
+    payload: dict[str, Any] = {"normalized": normalize(text), "text_sha": text_sha(text)}
+    if ordinal is not None:
+        try:
+            payload["chunk_id"] = chunk_id(doc_uri, doc_revision, ordinal, text, chunker)  # type: ignore[arg-type]
+        except ValueError as error:
+            raise UsageError(str(error)) from None
+    if output is OutputFormat.json:
+        _emit_json(payload)
+    else:
+        sys.stdout.write(f"text_sha  {payload['text_sha']}\n")
+        if "chunk_id" in payload:
+            sys.stdout.write(f"chunk_id  {payload['chunk_id']}\n")
+
+
 def _decode(data: bytes, source: str) -> str:
     from goldkeeper.errors import InputError
 

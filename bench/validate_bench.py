@@ -1,0 +1,83 @@
+"""`goldkeeper validate` against the reference `retrieval-eval validate`, side by side.
+
+Generates a 1,000,000-label judgments file (bench/make_judgments.py, seeded) outside the
+repository, then runs both commands on it alternately, several times, and prints the median
+wall time and the peak resident memory of each, and their ratios. The foundation issue asks
+for at most 1/3 of the reference's time and 1/2 of its peak memory.
+
+    python bench/validate_bench.py [--labels 1000000] [--repeats 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from make_judgments import make_lines  # noqa: E402
+
+
+def measure(argv: list[str]) -> tuple[float, float, int]:
+    """Wall seconds, peak RSS in MiB and exit code of one run of argv."""
+    start = time.perf_counter()
+    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    _, status, usage = os.wait4(proc.pid, 0)
+    elapsed = time.perf_counter() - start
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    err = proc.stderr.read().decode() if proc.stderr else ""
+    if proc.returncode not in (0, 1):
+        raise SystemExit(f"{argv[0]} failed with exit {proc.returncode}: {err.strip()}")
+    return elapsed, usage.ru_maxrss / 1024, proc.returncode
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--labels", type=int, default=1_000_000)
+    parser.add_argument("--repeats", type=int, default=3)
+    args = parser.parse_args()
+
+    cache = Path(os.environ.get("GOLDKEEPER_BENCH_CACHE", Path(tempfile.gettempdir()) / "goldkeeper-bench"))
+    cache.mkdir(parents=True, exist_ok=True)
+    data = cache / f"judgments-{args.labels}.jsonl"
+    if not data.exists():
+        tmp = data.with_suffix(".tmp")
+        with tmp.open("w", encoding="utf-8") as fh:
+            for line in make_lines(args.labels):
+                fh.write(line + "\n")
+        tmp.rename(data)
+    size = data.stat().st_size / 2**20
+    print(f"input: {data} ({args.labels:,} labels, {size:.0f} MiB)")
+
+    bindir = Path(sys.executable).parent
+    commands = {
+        "retrieval-eval 0.1.1": [str(bindir / "retrieval-eval"), "validate", "--judgments", str(data)],
+        "goldkeeper": [str(bindir / "goldkeeper"), "validate", str(data)],
+    }
+    times: dict[str, list[float]] = {name: [] for name in commands}
+    peaks: dict[str, list[float]] = {name: [] for name in commands}
+    codes: dict[str, set[int]] = {name: set() for name in commands}
+    for repeat in range(args.repeats):
+        for name, argv in commands.items():
+            elapsed, peak, code = measure(argv)
+            times[name].append(elapsed)
+            peaks[name].append(peak)
+            codes[name].add(code)
+            print(f"  run {repeat + 1}: {name:22s} {elapsed:7.2f} s  {peak:8.0f} MiB  exit {code}", flush=True)
+    if codes["goldkeeper"] != codes["retrieval-eval 0.1.1"]:
+        raise SystemExit(f"the two disagree on the verdict: {codes}")
+
+    ref, ours = "retrieval-eval 0.1.1", "goldkeeper"
+    t_ref, t_ours = statistics.median(times[ref]), statistics.median(times[ours])
+    m_ref, m_ours = max(peaks[ref]), max(peaks[ours])
+    print(f"median time   reference {t_ref:.2f} s   goldkeeper {t_ours:.2f} s   ratio {t_ours / t_ref:.3f} (target <= 0.333)")
+    print(f"peak memory   reference {m_ref:.0f} MiB goldkeeper {m_ours:.0f} MiB ratio {m_ours / m_ref:.3f} (target <= 0.5)")
+
+
+if __name__ == "__main__":
+    main()
