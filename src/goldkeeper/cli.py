@@ -97,14 +97,9 @@ def validate(
     output: FormatOption = OutputFormat.text,
 ) -> None:
     """Check a judgments file: types, duplicates, provenance, strata. Exit 1 on any error."""
-    from goldkeeper.core.judgments import iter_judgment_blocks
-    from goldkeeper.core.validation import Validator
-    from goldkeeper.io.files import iter_blocks
+    from goldkeeper.io.scan import validate_url
 
-    validator = Validator()
-    for rows in iter_judgment_blocks(iter_blocks(file), _source_name(file)):
-        validator.add_many(rows)
-    result = validator.result()
+    result = validate_url(file)
     if output is OutputFormat.json:
         payload = {"source": _source_name(file), "ok": result.ok}
         payload.update(result.model_dump())

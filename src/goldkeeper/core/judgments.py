@@ -364,21 +364,27 @@ def _fast_block(body: bytes, at_start: bool) -> list[dict[str, Any]] | None:
 
 
 def iter_judgment_blocks(
-    blocks: Iterable[bytes], source: str = "judgments"
+    blocks: Iterable[bytes],
+    source: str = "judgments",
+    *,
+    first_line: int = 1,
+    allow_empty: bool = False,
 ) -> Iterator[list[dict[str, Any]]]:
     """Stream checked rows a block at a time: the fast path for large files.
 
     Each block holds whole lines (the last block may lack its final newline). A block is
     decoded by pydantic-core in one call; a block with anything unusual in it goes through
     ``iter_judgment_rows`` instead, line by line, so errors name the same line either way.
+    ``first_line`` numbers the first line of the first block, for a caller reading a file
+    from the middle.
     """
-    first_line = 1
+    start = first_line
     decoded = 0
     for block in blocks:
         if not block:
             continue
         body = block[:-1] if block.endswith(b"\n") else block
-        rows = _fast_block(body, first_line == 1) if body else None
+        rows = _fast_block(body, first_line == 1) if body else None  # the BOM is line 1's
         if rows is None:
             rows = [
                 row
@@ -389,13 +395,13 @@ def iter_judgment_blocks(
         first_line += body.count(b"\n") + 1
         decoded += len(rows)
         yield rows
-    if decoded == 0:
+    if decoded == 0 and not allow_empty:
         raise InputError(
             source,
             "holds no JSON line, so there is nothing to read",
             line=max(first_line - 1, 1),
             field="file",
-            found="an empty file" if first_line == 1 else f"{first_line - 1} blank line(s)",
+            found="an empty file" if first_line == start else f"{first_line - start} blank line(s)",
         )
 
 

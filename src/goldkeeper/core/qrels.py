@@ -142,7 +142,7 @@ def _column(value: str, what: str, where: str) -> str:
     if not value or any(c.isspace() for c in value):
         raise InputError(
             where,
-            f"{what} cannot be written as a whitespace-separated column",
+            "cannot be written as a whitespace-separated column",
             field=what,
             found=describe_value(value),
         )

@@ -98,6 +98,10 @@ class Validator:
         self._strata: dict[str, int] = {}
         self._doc_uris: set[str] = set()
 
+    @property
+    def labels(self) -> int:
+        return self._labels
+
     def _issue(self, severity: Severity, code: str, message: str) -> None:
         self._issues.append(Issue(severity=severity, code=code, message=message))
 
@@ -202,6 +206,35 @@ class Validator:
         self._human += human
         self._synthetic += synthetic
         self._with_chunk_id += with_chunk_id
+
+    def absorb(self, later: Validator) -> bool:
+        """Take in a validator that saw the labels *after* this one's, as one pass would have.
+
+        Returns False, changing nothing, when the two halves interact (a label of the later
+        one repeats a target or a query text of this one's): only re-feeding the later labels
+        gives the per-label findings in their right place then. That is rare, and the caller
+        falls back to it.
+        """
+        if not self._seen.isdisjoint(later._seen):
+            return False
+        text = self._query_text
+        for query_id, query in later._query_text.items():
+            if text.get(query_id, query) != query:
+                return False
+        self._issues.extend(later._issues)
+        self._labels += later._labels
+        self._positives += later._positives
+        self._human += later._human
+        self._synthetic += later._synthetic
+        self._with_chunk_id += later._with_chunk_id
+        self._queries |= later._queries
+        self._fingerprints |= later._fingerprints
+        self._seen |= later._seen
+        self._doc_uris |= later._doc_uris
+        text.update(later._query_text)
+        for name, count in later._strata.items():
+            self._strata[name] = self._strata.get(name, 0) + count
+        return True
 
     def result(self) -> ValidationResult:
         """The findings so far, in the normative order."""

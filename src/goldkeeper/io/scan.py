@@ -1,0 +1,128 @@
+"""Validate a judgments file by URL, on both cores when the file is large and local.
+
+Validation of a million labels is dominated by per-label work in Python, and this machine
+class has two cores. A large local file is cut at a newline near its middle; a forked child
+validates the second half while the parent validates the first, and the child's accumulated
+state (sets and counters, not labels) comes back through a pipe to be absorbed. The result is
+exactly the one-pass result: findings keep file order, the first error in the file is the
+one reported, and when the halves interact (a target labeled in both) the second half is
+simply re-fed after the first. Anything else (stdin, remote URLs, small files, platforms
+without fork) takes the one-process path.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import sys
+from collections.abc import Iterator
+
+from goldkeeper.core.judgments import iter_judgment_blocks
+from goldkeeper.core.validation import ValidationResult, Validator
+from goldkeeper.errors import InputError
+from goldkeeper.io.files import is_local, iter_blocks, local_path
+
+__all__ = ["validate_url"]
+
+#: Below this a second process costs more than it saves.
+PARALLEL_MIN_BYTES = 32 << 20
+_BLOCK = 4 << 20
+
+
+def _range_blocks(path: str, start: int, stop: int) -> Iterator[bytes]:
+    """Bytes [start, stop) of a file in blocks cut at newlines (the range is newline-aligned)."""
+    with open(path, "rb") as handle:
+        handle.seek(start)
+        rest = b""
+        remaining = stop - start
+        while remaining > 0:
+            data = handle.read(min(_BLOCK, remaining))
+            if not data:
+                break
+            remaining -= len(data)
+            data = rest + data
+            cut = data.rfind(b"\n") + 1
+            rest, data = data[cut:], data[:cut]
+            if data:
+                yield data
+        if rest:
+            yield rest
+
+
+def _midpoint(path: str, size: int) -> int:
+    """The offset just after the first newline at or after the middle, or 0 if none."""
+    with open(path, "rb") as handle:
+        handle.seek(size // 2)
+        while True:
+            data = handle.read(1 << 16)
+            if not data:
+                return 0
+            index = data.find(b"\n")
+            if index >= 0:
+                return handle.tell() - len(data) + index + 1
+
+
+def _count_lines(path: str, stop: int) -> int:
+    return sum(block.count(b"\n") for block in _range_blocks(path, 0, stop))
+
+
+def _feed(validator: Validator, path: str, source: str, start: int, stop: int, first_line: int) -> None:
+    for rows in iter_judgment_blocks(
+        _range_blocks(path, start, stop), source, first_line=first_line, allow_empty=True
+    ):
+        validator.add_many(rows)
+
+
+def _child(conn, path: str, source: str, mid: int, size: int) -> None:  # pragma: no cover - forked
+    try:
+        first_line = _count_lines(path, mid) + 1
+        validator = Validator()
+        _feed(validator, path, source, mid, size, first_line)
+        conn.send(("ok", validator))
+    except InputError as error:
+        conn.send(("input", error))
+    except BaseException as error:  # noqa: BLE001 - reported to the parent, which re-raises
+        conn.send(("crash", f"{type(error).__name__}: {error}"))
+    finally:
+        conn.close()
+        os._exit(0)
+
+
+def validate_url(url: str, *, workers: int = 2) -> ValidationResult:
+    """Parse, type-check and validate a judgments file; ``InputError`` on the first bad line."""
+    source = "<stdin>" if url == "-" else url
+    path = local_path(url) if url != "-" and is_local(url) else None
+    size = os.path.getsize(path) if path is not None and os.path.isfile(path) else 0
+    mid = _midpoint(path, size) if path is not None and size >= PARALLEL_MIN_BYTES else 0
+    can_fork = sys.platform.startswith("linux") and workers > 1
+    if not (path and mid and can_fork):
+        validator = Validator()
+        for rows in iter_judgment_blocks(iter_blocks(url), source):
+            validator.add_many(rows)
+        return validator.result()
+
+    context = multiprocessing.get_context("fork")
+    receive, send = context.Pipe(duplex=False)
+    child = context.Process(target=_child, args=(send, path, source, mid, size), daemon=True)
+    child.start()
+    send.close()
+    validator = Validator()
+    try:
+        _feed(validator, path, source, 0, mid, 1)
+    except BaseException:
+        child.kill()
+        child.join()
+        raise
+    kind, payload = receive.recv()
+    child.join()
+    if kind == "input":
+        raise payload
+    if kind == "crash":
+        raise RuntimeError(f"the second validation process failed: {payload}")
+    if not validator.absorb(payload):
+        _feed(validator, path, source, mid, size, _count_lines(path, mid) + 1)
+    if validator.labels == 0:
+        # Only blank lines on both sides: the one-pass reader words this error.
+        for _ in iter_judgment_blocks(iter_blocks(url), source):
+            pass
+    return validator.result()
