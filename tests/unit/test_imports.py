@@ -1,0 +1,74 @@
+"""Fast start: the package and the checking commands never load prefect (nor fsspec)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from tests.conftest import FIXTURES
+
+
+def _modules_after(code: str) -> set[str]:
+    out = subprocess.run(
+        [sys.executable, "-c", code + "\nimport sys, json; print(json.dumps(sorted(sys.modules)))"],
+        capture_output=True, text=True, check=True,
+    ).stdout.splitlines()[-1]
+    return set(json.loads(out))
+
+
+@pytest.mark.parametrize("module", ["goldkeeper", "goldkeeper.core.identity", "goldkeeper.core.validation",
+                                    "goldkeeper.core.judgments", "goldkeeper.core.qrels", "goldkeeper.models"])
+def test_importing_the_package_loads_neither_prefect_nor_fsspec(module):
+    loaded = _modules_after(f"import {module}")
+    assert module in loaded
+    assert not any(m == "prefect" or m.startswith("prefect.") for m in loaded)
+    assert not any(m == "fsspec" or m.startswith("fsspec.") for m in loaded)
+
+
+def test_the_core_imports_only_the_standard_library_pydantic_numpy_and_scipy():
+    before = _modules_after("pass")
+    loaded = _modules_after("import goldkeeper.core.identity, goldkeeper.core.judgments, "
+                            "goldkeeper.core.validation, goldkeeper.core.qrels, goldkeeper.core.runs")
+    third_party = {m.split(".")[0] for m in loaded - before if not m.startswith("_sysconfigdata")}
+    third_party -= set(sys.stdlib_module_names)
+    assert third_party <= {"goldkeeper", "pydantic", "pydantic_core", "typing_extensions",
+                           "typing_inspection", "annotated_types", "numpy", "scipy"}, third_party
+
+
+@pytest.mark.parametrize("argv", [
+    ["validate", str(FIXTURES / "basic" / "judgments.jsonl")],
+    ["convert", str(FIXTURES / "qrels" / "trec.qrels"), "--to", "judgments"],
+    ["--version"],
+])
+def test_checking_commands_do_not_load_prefect(argv):
+    code = (
+        "import sys\nfrom goldkeeper.cli import main\n"
+        f"sys.argv = ['goldkeeper', *{argv!r}]\n"
+        "try:\n    main()\nexcept SystemExit as done:\n    assert done.code in (0, 1), done.code\n"
+    )
+    loaded = _modules_after(code)
+    assert "goldkeeper.cli" in loaded
+    assert not any(m == "prefect" or m.startswith("prefect.") for m in loaded)
+    assert not any(m == "fsspec" or m.startswith("fsspec.") for m in loaded)
+
+
+def test_version_prints_the_package_version():
+    import goldkeeper
+
+    out = subprocess.run([sys.executable, "-m", "goldkeeper", "--version"], capture_output=True, text=True)
+    assert out.returncode == 0
+    assert out.stdout == f"goldkeeper {goldkeeper.__version__}\n"
+
+
+def test_public_api_is_sorted_and_complete():
+    import goldkeeper
+
+    assert goldkeeper.__all__ == sorted(goldkeeper.__all__)
+    for name in ("normalize", "text_sha", "chunk_id", "parse_judgments", "dump_judgments",
+                 "read_judgments", "write_judgments", "validate", "Judgment", "Chunk",
+                 "CorpusSnapshot", "Report"):
+        assert name in goldkeeper.__all__
+        assert getattr(goldkeeper, name) is not None
