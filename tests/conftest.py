@@ -35,3 +35,13 @@ def run_cli(*args: str, stdin: bytes | None = None, cwd: Path | None = None) -> 
 @pytest.fixture
 def cli():
     return run_cli
+
+
+@pytest.fixture(scope="session")
+def trec_eval_dir() -> Path:
+    """trec_eval's own test collection, shipped in shared/ beside the repository."""
+    for base in (REPO.parent / "shared", REPO.parent.parent / "shared"):
+        candidate = base / "data" / "trec_eval"
+        if (candidate / "qrels.test").is_file():
+            return candidate
+    pytest.fail("shared/data/trec_eval not found beside the repository")

@@ -42,10 +42,22 @@ def describe_value(value: object) -> str:
     return text
 
 
+def _restore(cls: type, args: tuple, state: dict) -> GoldkeeperError:
+    error = cls.__new__(cls)
+    Exception.__init__(error, *args)
+    error.__dict__.update(state)
+    return error
+
+
 class GoldkeeperError(Exception):
     """Base of every error goldkeeper raises on purpose."""
 
     exit_code = 2
+
+    def __reduce__(self):  # type: ignore[override]
+        # Keyword-only constructors do not survive the default pickling of exceptions, and
+        # these cross process boundaries (parallel validation, flow workers).
+        return (_restore, (type(self), self.args, dict(self.__dict__)))
 
 
 class InputError(GoldkeeperError):
