@@ -155,6 +155,34 @@ def convert(
     write_bytes_atomic(out or "-", text.encode("utf-8"))
 
 
+@app.command()
+def example(
+    directory: Annotated[str, typer.Argument(help="Where to write the example files.")] = "goldkeeper-example",
+) -> None:
+    """Write the example shipped inside the package (judgments, a run, a corpus snapshot)."""
+    from importlib import resources
+    from pathlib import Path
+
+    from goldkeeper.io.files import write_bytes_atomic
+
+    target = Path(directory)
+    if target.exists() and not target.is_dir():
+        raise UsageError(f"{directory}: exists and is not a directory")
+    files = {name: (resources.files("goldkeeper.examples") / name).read_bytes()
+             for name in ("judgments.jsonl", "run.jsonl", "corpus.json")}
+    for name, data in files.items():
+        path = target / name
+        if path.exists() and path.read_bytes() != data:
+            raise UsageError(f"{path}: exists with other content; not overwriting it")
+    target.mkdir(parents=True, exist_ok=True)
+    for name, data in files.items():
+        write_bytes_atomic(str(target / name), data)
+    sys.stdout.write(
+        f"wrote {target}/judgments.jsonl, run.jsonl and corpus.json\n"
+        f"next: goldkeeper validate {target}/judgments.jsonl\n"
+    )
+
+
 @app.command("id")
 def id_(
     text: Annotated[str, typer.Option("--text", help="The chunk text ('-' reads it from stdin).")],
