@@ -36,6 +36,17 @@ def _lines(text: str) -> Iterable[tuple[int, str]]:
             yield number, line
 
 
+def _check_columns(parts: list[str], ok: bool, layout: str, source: str, number: int, line: str) -> None:
+    if not ok:
+        raise InputError(
+            source,
+            f"a {layout}",
+            line=number,
+            field="columns",
+            found=f"{len(parts)} in {describe_value(line)}",
+        )
+
+
 def _grade(raw: str, source: str, number: int, field: str) -> int:
     if not _INT.fullmatch(raw):
         try:
@@ -71,14 +82,8 @@ def parse_trec_qrels(
     out: list[Judgment] = []
     for number, line in _lines(text):
         parts = line.split()
-        if len(parts) != 4:
-            raise InputError(
-                source,
-                "a TREC qrels line has 4 columns: query iteration doc grade",
-                line=number,
-                field="columns",
-                found=f"{len(parts)} in {describe_value(line)}",
-            )
+        _check_columns(parts, len(parts) == 4,
+                       "TREC qrels line has 4 columns: query iteration doc grade", source, number, line)
         query_id, _iteration, doc_id, grade = parts
         out.append(_label(query_id, doc_id, _grade(grade, source, number, "grade"), as_chunk_ids))
     if not out:
@@ -103,14 +108,9 @@ def parse_beir_tsv(text: str, source: str = "qrels", *, as_chunk_ids: bool = Fal
                 field="header",
                 found=describe_value(line),
             )
-        if len(parts) != 3:
-            raise InputError(
-                source,
-                "a BEIR qrels line has 3 tab-separated columns: query-id corpus-id score",
-                line=number,
-                field="columns",
-                found=f"{len(parts)} in {describe_value(line)}",
-            )
+        _check_columns(parts, len(parts) == 3,
+                       "BEIR qrels line has 3 tab-separated columns: query-id corpus-id score",
+                       source, number, line)
         query_id, doc_id, grade = (p.strip() for p in parts)
         if not query_id or not doc_id:
             raise InputError(
@@ -169,14 +169,8 @@ def parse_trec_run(text: str, source: str = "run") -> list[RunEntry]:
     by_query: dict[str, list[tuple[float, str]]] = {}
     for number, line in _lines(text):
         parts = line.split()
-        if len(parts) < 6:
-            raise InputError(
-                source,
-                "a TREC run line has 6 columns: query Q0 doc rank score tag",
-                line=number,
-                field="columns",
-                found=f"{len(parts)} in {describe_value(line)}",
-            )
+        _check_columns(parts, len(parts) >= 6,
+                       "TREC run line has 6 columns: query Q0 doc rank score tag", source, number, line)
         query_id, _q0, doc_id, rank, score = parts[:5]
         if not _INT.fullmatch(rank):
             raise InputError(source, "must be an integer", line=number, field="rank",
