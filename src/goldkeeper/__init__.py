@@ -6,6 +6,8 @@ The public API, stable by name::
     parse_judgments, dump_judgments            judgments JSONL text in and canonical text out
     read_judgments, write_judgments            the same by path or fsspec URL, writes atomic
     validate -> ValidationResult of Issue      is a judgment set sound enough to score?
+    score -> ScoreResult, build_report          metrics per query, per stratum, averaged
+    parse_gate, evaluate_gates, summarize       verdicts and intervals of repeated samples
     Judgment, Chunk, CorpusSnapshot, RunEntry, Report     the wire formats (pydantic v2)
 
 Importing goldkeeper loads neither prefect nor fsspec; ``read_judgments`` and
@@ -21,6 +23,7 @@ from goldkeeper.core.identity import chunk_id, normalize, text_sha
 from goldkeeper.core.judgments import dump_judgments, parse_judgments
 from goldkeeper.core.qrels import parse_beir_tsv, parse_trec_qrels, parse_trec_run, to_qrels, to_trec_run
 from goldkeeper.core.runs import parse_run
+from goldkeeper.core.metric_ids import MetricId, parse_metric_id
 from goldkeeper.core.validation import Issue, ValidationResult, validate
 from goldkeeper.errors import GoldkeeperError, InputError, StorageError, UsageError
 from goldkeeper.models import Chunk, CorpusSnapshot, Judgment, Measurement, Report, RunEntry
@@ -28,29 +31,67 @@ from goldkeeper.models import Chunk, CorpusSnapshot, Judgment, Measurement, Repo
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
+    from goldkeeper.core.gates import Gate, GateEvaluation, evaluate_gates, parse_gate
+    from goldkeeper.core.reporting import build_report
+    from goldkeeper.core.scoring import ScoreResult, score
+    from goldkeeper.core.summary import summarize
+
+# Scoring pulls in numpy; load it on first use so `goldkeeper --version` and `validate` stay fast.
+_LAZY = {
+    "Gate": "goldkeeper.core.gates",
+    "GateEvaluation": "goldkeeper.core.gates",
+    "evaluate_gates": "goldkeeper.core.gates",
+    "parse_gate": "goldkeeper.core.gates",
+    "build_report": "goldkeeper.core.reporting",
+    "ScoreResult": "goldkeeper.core.scoring",
+    "score": "goldkeeper.core.scoring",
+    "summarize": "goldkeeper.core.summary",
+}
+
+
+def __getattr__(name: str):
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'goldkeeper' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
 __all__ = [
     "Chunk",
     "CorpusSnapshot",
+    "Gate",
+    "GateEvaluation",
     "GoldkeeperError",
     "InputError",
     "Issue",
     "Judgment",
     "Measurement",
+    "MetricId",
     "Report",
     "RunEntry",
+    "ScoreResult",
     "StorageError",
     "UsageError",
     "ValidationResult",
     "__version__",
+    "build_report",
     "chunk_id",
     "dump_judgments",
+    "evaluate_gates",
     "normalize",
     "parse_beir_tsv",
+    "parse_gate",
     "parse_judgments",
+    "parse_metric_id",
     "parse_run",
     "parse_trec_qrels",
     "parse_trec_run",
     "read_judgments",
+    "score",
+    "summarize",
     "text_sha",
     "to_qrels",
     "to_trec_run",

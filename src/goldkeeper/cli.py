@@ -53,6 +53,12 @@ class LabelsFormat(str, Enum):
     beir = "beir"
 
 
+class ReportFormat(str, Enum):
+    text = "text"
+    json = "json"
+    markdown = "markdown"
+
+
 class ConvertTarget(str, Enum):
     judgments = "judgments"
     qrels = "qrels"
@@ -153,6 +159,106 @@ def convert(
         entries = runs.parse_run(data, source) if kind == "jsonl" else qrels.parse_trec_run(decoded, source)
         text = qrels.to_trec_run(entries, tag, source) if to is ConvertTarget.trec_run else runs.dump_run(entries)
     write_bytes_atomic(out or "-", text.encode("utf-8"))
+
+
+def _cutoffs(values: list[str]) -> list[int]:
+    ks: list[int] = []
+    for value in values:
+        for part in value.split(","):
+            part = part.strip()
+            if not part.isdigit() or int(part) < 1:
+                raise UsageError(f"-k: every cutoff must be a positive integer, got '{part}'")
+            ks.append(int(part))
+    return list(dict.fromkeys(ks))
+
+
+def _generated_at(now: str | None) -> str:
+    from datetime import datetime, timezone
+
+    if now is not None:
+        text = now[:-1] + "+00:00" if now.endswith("Z") else now
+        try:
+            moment = datetime.fromisoformat(text)
+        except ValueError:
+            raise UsageError(f"--now: must be an ISO 8601 date-time, got '{now}'") from None
+        if moment.tzinfo is None:
+            moment = moment.replace(tzinfo=timezone.utc)
+    elif os.environ.get("SOURCE_DATE_EPOCH"):
+        raw = os.environ["SOURCE_DATE_EPOCH"]
+        if not raw.isdigit():
+            raise UsageError(f"SOURCE_DATE_EPOCH: must be whole seconds since 1970, got '{raw}'")
+        moment = datetime.fromtimestamp(int(raw), tz=timezone.utc)
+    else:
+        moment = datetime.now(timezone.utc)
+    return moment.astimezone(timezone.utc).isoformat().replace("+00:00", "Z")
+
+
+@app.command()
+def score(
+    judgments: Annotated[str, typer.Option("--judgments", "-j", help="Judgments JSONL, TREC qrels or BEIR TSV.")],
+    run: Annotated[str, typer.Option("--run", "-r", help="Run JSONL or TREC run file.")],
+    k: Annotated[list[str], typer.Option("-k", "--k", help="Cutoffs, e.g. 5,10,100 (default 10).")] = [],  # noqa: B006
+    threshold: Annotated[int, typer.Option("--threshold", help="Lowest grade that counts as relevant.")] = 1,
+    gate: Annotated[list[str], typer.Option("--gate", help="A gate expression; repeatable.")] = [],  # noqa: B006
+    baseline: Annotated[Optional[str], typer.Option("--baseline", help="A previous report, for delta gates.")] = None,
+    report: Annotated[Optional[str], typer.Option("--report", help="Also write the report JSON here.")] = None,
+    judgments_format: Annotated[Optional[LabelsFormat], typer.Option("--judgments-format")] = None,
+    run_format: Annotated[Optional[str], typer.Option("--run-format", help="jsonl or trec; guessed if omitted.")] = None,
+    now: Annotated[Optional[str], typer.Option("--now", help="Report time (ISO 8601); else SOURCE_DATE_EPOCH; else now.")] = None,
+    output: Annotated[ReportFormat, typer.Option("--format", help="text, json or markdown.")] = ReportFormat.text,
+) -> None:
+    """Score a run against judgments and decide the gates. Exit 0 PASS, 1 FAIL or INDETERMINATE."""
+    from goldkeeper.core.gates import parse_gate
+    from goldkeeper.core.metric_ids import parse_metric_id
+    from goldkeeper.core.reporting import build_report
+    from goldkeeper.core.scoring import build_qrels
+    from goldkeeper.core.scoring import score as score_run
+    from goldkeeper.core.validation import Validator
+    from goldkeeper.io.files import write_bytes_atomic
+    from goldkeeper.io.loading import load_baseline, load_label_rows, load_run
+
+    if threshold < 1:
+        raise UsageError(f"--threshold: must be an integer >= 1, got {threshold}")
+    ks = _cutoffs(k) if k else []
+    try:
+        gates = [parse_gate(expression) for expression in gate]
+    except ValueError as error:
+        raise UsageError(str(error)) from None
+    # A gate on a cutoff nobody asked to compute asks for it.
+    for parsed in gates:
+        if "@" in parsed.metric:
+            cutoff = parse_metric_id(parsed.metric).k
+            if cutoff not in ks:
+                ks.append(cutoff)
+    ks = ks or [10]
+    generated_at = _generated_at(now)
+    previous = load_baseline(baseline) if baseline else None
+    rows, judgments_sha = load_label_rows(judgments, judgments_format.value if judgments_format else None)
+    validator = Validator()
+    validator.add_many(rows)
+    validation = validator.result()
+    entries, run_hash = load_run(run, run_format)
+    result = score_run(build_qrels(rows), entries, k=ks, threshold=threshold)
+    inputs = {"judgments": {"url": judgments, "sha256": judgments_sha},
+              "run": {"url": run, "sha256": run_hash.hexdigest()}}
+    if baseline:
+        inputs["baseline"] = {"url": baseline}
+    built = build_report(result, validation, generated_at=generated_at, gates=gates,
+                         baseline=previous, inputs=inputs)
+    document = json.dumps(built.to_json_dict(), ensure_ascii=False, indent=2) + "\n"
+    if report:
+        write_bytes_atomic(report, document.encode("utf-8"))
+    if output is ReportFormat.json:
+        sys.stdout.write(document)
+    elif output is ReportFormat.markdown:
+        from goldkeeper.render import report_markdown
+
+        sys.stdout.write(report_markdown(built))
+    else:
+        from goldkeeper.render import print_report
+
+        print_report(built)
+    raise typer.Exit(EXIT_OK if built.verdict.status == "PASS" else EXIT_FAILED)
 
 
 @app.command()

@@ -47,3 +47,88 @@ def print_validation(source: str, result: ValidationResult, console: Console | N
     verdict = Text("FAILED" if errors else "ok", style="bold red" if errors else "green")
     verdict.append(f"  {errors} error(s), {warnings} warning(s)", style="default")
     console.print(verdict)
+
+
+_STATUS_STYLE = {"PASS": "bold green", "FAIL": "bold red", "INDETERMINATE": "bold yellow"}
+
+
+def _metric_rows(report) -> list[tuple[str, list[str]]]:
+    """Rows of (metric name, values by cutoff) in report order."""
+    names: dict[str, dict[int, float]] = {}
+    for metric_id, measurement in report.metrics.items():
+        name, _, k = metric_id.partition("@")
+        names.setdefault(name, {})[int(k)] = measurement.value
+    ks = sorted({int(m.partition("@")[2]) for m in report.metrics})
+    return [(name, [f"{values[k]:.4f}" if k in values else "" for k in ks]) for name, values in names.items()], ks
+
+
+def print_report(report, console: Console | None = None) -> None:
+    from rich.table import Table
+
+    console = console or Console(highlight=False, soft_wrap=True)
+    extra = report.model_extra or {}
+    j = report.judgments
+    console.print(
+        f"{j.queries} judged queries, {j.queries_scored} scored, {j.labels} labels; "
+        f"run coverage {extra.get('coverage', 0):.1%}"
+    )
+    rows, ks = _metric_rows(report)
+    if rows:
+        table = Table(show_edge=False, pad_edge=False)
+        table.add_column("metric")
+        for k in ks:
+            table.add_column(f"@{k}", justify="right")
+        for name, values in rows:
+            table.add_row(name, *values)
+        console.print(table)
+    else:
+        console.print(Text("no metric was computed", style="dim"))
+    if report.per_stratum:
+        worst = extra.get("worst_stratum") or {}
+        metric = worst.get("metric") or next(iter(report.metrics), "")
+        table = Table(title=f"{metric} by stratum", show_edge=False, pad_edge=False, title_justify="left")
+        table.add_column("stratum")
+        table.add_column("n", justify="right")
+        table.add_column(metric, justify="right")
+        for name, stratum in report.per_stratum.items():
+            value = stratum.metrics.get(metric)
+            mark = "  worst" if name == worst.get("name") else ""
+            table.add_row(name, str(stratum.n), (f"{value.value:.4f}" if value else "not scored") + mark)
+        console.print(table)
+    for gate in report.verdict.gates or []:
+        console.print(Text(f"{gate.status:<13} {gate.expression}", style=_STATUS_STYLE[gate.status]))
+    for reason in report.verdict.reasons:
+        console.print(Text(f"- {reason}", style="dim"))
+    console.print(Text(report.verdict.status, style=_STATUS_STYLE[report.verdict.status]))
+
+
+def report_markdown(report) -> str:
+    """The report as GitHub-flavoured markdown, for CI step summaries and Prefect artifacts."""
+    extra = report.model_extra or {}
+    lines = [f"### goldkeeper: {report.verdict.status}", ""]
+    j = report.judgments
+    lines.append(f"{j.queries} judged queries, {j.queries_scored} scored, {j.labels} labels; "
+                 f"run coverage {extra.get('coverage', 0):.1%}.")
+    lines.append("")
+    rows, ks = _metric_rows(report)
+    if rows:
+        lines.append("| metric | " + " | ".join(f"@{k}" for k in ks) + " |")
+        lines.append("|---|" + "---:|" * len(ks))
+        lines.extend(f"| {name} | " + " | ".join(values) + " |" for name, values in rows)
+        lines.append("")
+    if report.per_stratum:
+        worst = extra.get("worst_stratum") or {}
+        metric = worst.get("metric") or next(iter(report.metrics), "")
+        lines.append(f"| stratum | n | {metric} |")
+        lines.append("|---|---:|---:|")
+        for name, stratum in report.per_stratum.items():
+            value = stratum.metrics.get(metric)
+            shown = f"{value.value:.4f}" if value else "not scored"
+            if name == worst.get("name"):
+                shown += " (worst)"
+            lines.append(f"| {name} | {stratum.n} | {shown} |")
+        lines.append("")
+    for gate in report.verdict.gates or []:
+        lines.append(f"- **{gate.status}** `{gate.expression}`")
+    lines.extend(f"- {reason}" for reason in report.verdict.reasons)
+    return "\n".join(lines).rstrip("\n") + "\n"

@@ -10,7 +10,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Iterator
-from typing import Any
+from typing import Annotated, Any
+
+from pydantic import ConfigDict, StringConstraints, TypeAdapter
+from typing_extensions import TypedDict
 
 from goldkeeper.core.judgments import decode_jsonl, split_lines
 from goldkeeper.errors import InputError, describe_value
@@ -23,10 +26,36 @@ def _fail(source: str, number: int, message: str) -> InputError:
     return InputError(source, message, line=number)
 
 
+class _RunRow(TypedDict):
+    __pydantic_config__ = ConfigDict(extra="forbid", strict=True)  # type: ignore[misc]
+    query_id: Annotated[str, StringConstraints(min_length=1)]
+    ranking: list[Annotated[str, StringConstraints(min_length=1)]]
+
+
+_RUN_ROW = TypeAdapter(_RunRow)
+
+
+def _fast_rows(lines: Iterable[bytes | str], source: str) -> Iterator[tuple[int, Any]]:
+    # The common line, {"query_id", "ranking"} with string keys, is checked by pydantic-core
+    # in one call; anything else goes through the line decoder, which words its errors.
+    for number, raw in enumerate(lines, start=1):
+        try:
+            row = _RUN_ROW.validate_json(raw)
+        except ValueError:
+            yield from decode_jsonl((raw,), source, allow_empty=True, first_line=number)
+            continue
+        # Duplicate keys are the one thing the fast path cannot see; a valid row has two.
+        probe = raw.count(b'"query_id"' if isinstance(raw, bytes) else '"query_id"')
+        if probe != 1 or raw.count(b'"ranking"' if isinstance(raw, bytes) else '"ranking"') != 1:
+            yield from decode_jsonl((raw,), source, allow_empty=True, first_line=number)
+            continue
+        yield number, row
+
+
 def iter_run(lines: Iterable[bytes | str], source: str = "run") -> Iterator[RunEntry]:
     """Stream run entries, refusing malformed ones with their line."""
     first_seen: dict[str, int] = {}
-    for number, row in decode_jsonl(lines, source, allow_empty=True):
+    for number, row in _fast_rows(lines, source):
         if not isinstance(row, dict):
             raise InputError(source, "must be a JSON object", line=number, field="line",
                              found=describe_value(row))
@@ -36,9 +65,10 @@ def iter_run(lines: Iterable[bytes | str], source: str = "run") -> Iterator[RunE
         ranking: Any = row.get("ranking")
         if not isinstance(ranking, list):
             raise _fail(source, number, "ranking must be an array")
-        for index, key in enumerate(ranking):
-            if not isinstance(key, str) or not key:
-                raise _fail(source, number, f"ranking[{index}] must be a non-empty string")
+        if len(row) > 2 or not all(type(key) is str and key for key in ranking):
+            for index, key in enumerate(ranking):
+                if not isinstance(key, str) or not key:
+                    raise _fail(source, number, f"ranking[{index}] must be a non-empty string")
         scores = row.get("scores")
         if scores is not None and (
             not isinstance(scores, list)

@@ -1,0 +1,177 @@
+"""Gates: turn a report into PASS, FAIL or INDETERMINATE.
+
+Three verdicts, because "cannot tell" is not "failed", and the worst one wins, so a passing
+gate never clears a finding it did not look at (an unsound judgment set, an empty run).
+Forms, as in the reference implementation, plus two gateable numbers of goldkeeper's own:
+
+    recall@5:0.8                  absolute floor             value >= 0.8
+    recall@5:-0.02                delta against a baseline   value - baseline >= -0.02
+    worst-stratum:recall@5:0.7    floor on the weakest stratum
+    ndcg@10:ci-lower:0.6          floor on the interval's lower bound
+    coverage:0.95                 share of judged queries present in the run >= 0.95
+    drift:0.05                    invalid label ratio (needs --corpus) <= 0.05
+
+Comparisons are made on values rounded to 12 decimals, so a drop of exactly the tolerance
+passes instead of failing on the last bit of a float.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from goldkeeper.core.metric_ids import METRIC_NAMES, parse_metric_id, suggest
+from goldkeeper.core.scoring import worst_stratum
+from goldkeeper.models.report import GateResult, Report, Status
+
+__all__ = ["Gate", "GateEvaluation", "evaluate_gates", "parse_gate", "worse_status"]
+
+GateKind = Literal["absolute", "delta", "worst-stratum", "ci-lower", "coverage", "drift"]
+
+_NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
+_ROUND = 12
+_RANKING = {"PASS": 0, "INDETERMINATE": 1, "FAIL": 2}
+
+
+@dataclass(frozen=True)
+class Gate:
+    raw: str
+    kind: GateKind
+    metric: str
+    threshold: float
+
+
+@dataclass
+class GateEvaluation:
+    status: Status
+    results: list[GateResult]
+    reasons: list[str]
+
+
+def worse_status(a: Status, b: Status) -> Status:
+    """FAIL beats INDETERMINATE beats PASS."""
+    return a if _RANKING[a] >= _RANKING[b] else b
+
+
+def _number(text: str, raw: str, low: float, high: float, what: str) -> float:
+    if not _NUMBER.fullmatch(text):
+        raise ValueError(f"gate '{raw}': {what} must be a finite number, got '{text}'")
+    value = float(text)
+    if not low <= value <= high:
+        raise ValueError(f"gate '{raw}': {what} must be from {low:g} to {high:g}, got {text}")
+    return value
+
+
+def _metric(text: str, raw: str) -> str:
+    try:
+        return str(parse_metric_id(text))
+    except ValueError as error:
+        raise ValueError(f"gate '{raw}': {error}") from None
+
+
+def parse_gate(raw: str) -> Gate:
+    """Parse one gate expression; ``ValueError`` with a message naming the expression."""
+    parts = raw.split(":")
+    head = parts[0]
+    if head == "worst-stratum":
+        if len(parts) != 3:
+            raise ValueError(f"gate '{raw}': expected worst-stratum:<metric>@<k>:<floor>")
+        return Gate(raw, "worst-stratum", _metric(parts[1], raw), _number(parts[2], raw, 0, 1, "the floor"))
+    if head in ("coverage", "drift"):
+        if len(parts) != 2:
+            raise ValueError(f"gate '{raw}': expected {head}:<number from 0 to 1>")
+        return Gate(raw, head, head, _number(parts[1], raw, 0, 1, "the threshold"))  # type: ignore[arg-type]
+    if len(parts) == 3 and parts[1] == "ci-lower":
+        return Gate(raw, "ci-lower", _metric(head, raw), _number(parts[2], raw, 0, 1, "the floor"))
+    if len(parts) != 2:
+        known = ", ".join((*METRIC_NAMES, "coverage", "drift", "worst-stratum"))
+        hint = suggest(head.split("@")[0], [*METRIC_NAMES, "coverage", "drift", "worst-stratum"])
+        raise ValueError(f"gate '{raw}': expected <metric>@<k>:<threshold>{hint} (names: {known})")
+    metric = _metric(head, raw)
+    if parts[1].startswith(("+", "-")):
+        return Gate(raw, "delta", metric, _number(parts[1], raw, -1, 1, "the tolerance"))
+    return Gate(raw, "absolute", metric, _number(parts[1], raw, 0, 1, "the threshold"))
+
+
+def _at_least(value: float, floor: float) -> bool:
+    return round(value, _ROUND) >= round(floor, _ROUND)
+
+
+def _extra(report: Report, name: str) -> Any:
+    return (report.model_extra or {}).get(name)
+
+
+def _evaluate(gate: Gate, report: Report, baseline: Report | None) -> tuple[GateResult, str | None]:
+    raw = gate.raw
+    if gate.kind == "coverage":
+        coverage = _extra(report, "coverage")
+        if coverage is None:
+            return GateResult(expression=raw, status="INDETERMINATE"), f"{raw}: the report has no coverage"
+        ok = _at_least(coverage, gate.threshold)
+        reason = None if ok else f"coverage is {coverage:.4f}, below {gate.threshold:g}"
+        return GateResult(expression=raw, status="PASS" if ok else "FAIL", observed=coverage), reason
+    if gate.kind == "drift":
+        drift = report.judgments.drift
+        if drift is None:
+            return (GateResult(expression=raw, status="INDETERMINATE"),
+                    f"{raw}: drift was not checked; pass --corpus with a snapshot of the live corpus")
+        ratio = drift.invalid_ratio
+        ok = _at_least(gate.threshold, ratio)
+        reason = None if ok else f"drift: {ratio:.4f} of labels no longer match the corpus, above {gate.threshold:g}"
+        return GateResult(expression=raw, status="PASS" if ok else "FAIL", observed=ratio), reason
+    if gate.kind == "worst-stratum":
+        found = worst_stratum(report.per_stratum or {}, gate.metric)
+        if found is None:
+            strata = report.per_stratum or {}
+            if strata and all(s.n == 0 for s in strata.values()):
+                return GateResult(expression=raw, status="INDETERMINATE"), f"{raw}: no stratum was scored for '{gate.metric}'"
+            return GateResult(expression=raw, status="INDETERMINATE"), f"{raw}: no per-stratum data for '{gate.metric}'"
+        ok = _at_least(found["value"], gate.threshold)
+        reason = None if ok else (
+            f"worst stratum {gate.metric} is {found['value']:.4f} ({found['name']}), below {gate.threshold:g}")
+        return GateResult(expression=raw, status="PASS" if ok else "FAIL", observed=found["value"]), reason
+    measurement = report.metrics.get(gate.metric)
+    if measurement is None:
+        if report.judgments.queries_scored == 0:
+            return GateResult(expression=raw, status="INDETERMINATE"), f"{raw}: no query was scored, so '{gate.metric}' was not computed"
+        return GateResult(expression=raw, status="INDETERMINATE"), f"{raw}: metric '{gate.metric}' not present in the report"
+    if gate.kind == "ci-lower":
+        if measurement.ci is None:
+            return (GateResult(expression=raw, status="INDETERMINATE", observed=measurement.value),
+                    f"{raw}: no confidence interval on '{gate.metric}'")
+        lower = measurement.ci[0]
+        ok = _at_least(lower, gate.threshold)
+        reason = None if ok else f"{gate.metric} lower bound is {lower:.4f}, below {gate.threshold:g}"
+        return GateResult(expression=raw, status="PASS" if ok else "FAIL", observed=lower), reason
+    if gate.kind == "delta":
+        previous = baseline.metrics.get(gate.metric) if baseline is not None else None
+        if previous is None:
+            return (GateResult(expression=raw, status="INDETERMINATE", observed=measurement.value),
+                    f"{raw}: no baseline value for '{gate.metric}'")
+        change = round(measurement.value - previous.value, _ROUND)
+        ok = _at_least(change, gate.threshold)
+        direction = f"fell {-change:.4f}" if change < 0 else f"rose {change:.4f}"
+        reason = None if ok else (
+            f"{gate.metric} {direction}, from {previous.value:.4f} to {measurement.value:.4f}, "
+            f"outside {gate.threshold:g}")
+        return (GateResult(expression=raw, status="PASS" if ok else "FAIL", observed=measurement.value,
+                           baseline=previous.value), reason)
+    ok = _at_least(measurement.value, gate.threshold)
+    reason = None if ok else f"{gate.metric} is {measurement.value:.4f}, below {gate.threshold:g}"
+    return GateResult(expression=raw, status="PASS" if ok else "FAIL", observed=measurement.value), reason
+
+
+def evaluate_gates(report: Report, gates: list[Gate | str], baseline: Report | None = None) -> GateEvaluation:
+    """Evaluate every gate; the combined status is the worst one (PASS when there are none)."""
+    results: list[GateResult] = []
+    reasons: list[str] = []
+    status: Status = "PASS"
+    for gate in gates:
+        parsed = parse_gate(gate) if isinstance(gate, str) else gate
+        result, reason = _evaluate(parsed, report, baseline)
+        results.append(result)
+        if reason is not None:
+            reasons.append(reason)
+        status = worse_status(status, result.status)
+    return GateEvaluation(status=status, results=results, reasons=reasons)

@@ -1,0 +1,123 @@
+"""Assemble a report from a score, a validation and gates, and decide the verdict.
+
+The verdict starts from what the inputs say before any gate: INDETERMINATE when nothing
+was scored or the judgment set is unsound, FAIL when the run covers none of the judged
+queries (an empty or missing run can never pass). Gates can only make it worse.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from goldkeeper._version import __version__
+from goldkeeper.core.gates import Gate, evaluate_gates, worse_status
+from goldkeeper.core.scoring import ScoreResult
+from goldkeeper.core.validation import ValidationResult
+from goldkeeper.models.report import (
+    CorpusInfo,
+    DriftCounts,
+    JudgmentsInfo,
+    Report,
+    Status,
+    Verdict,
+)
+
+__all__ = ["build_report"]
+
+
+def _base_verdict(result: ScoreResult, validation: ValidationResult,
+                  drift: DriftCounts | None) -> tuple[Status, list[str]]:
+    reasons: list[str] = []
+    status: Status = "PASS"
+    threshold = result.threshold
+    if drift is not None and drift.invalid_ratio > 0:
+        reasons.append(f"{round(drift.invalid_ratio * 100)}% of judgments no longer match the live corpus")
+    scored_missing = [q for q in result.missing_queries if q in result.per_query]
+    if result.queries and result.run_queries == 0:
+        status = "FAIL"
+        reasons.append("the run is empty, so no judged query was answered")
+    elif result.queries and len(result.missing_queries) == result.queries:
+        status = "FAIL"
+        reasons.append("the run has no entry for any judged query")
+    elif scored_missing:
+        reasons.append(f"{len(scored_missing)} judged queries had no run entry and scored zero")
+    if result.queries_without_positives and result.queries_scored > 0:
+        reasons.append(
+            f"{len(result.queries_without_positives)} judged queries have no label at "
+            f"relevance >= {threshold} and were excluded from the averages"
+        )
+    if result.queries_scored == 0:
+        status = worse_status(status, "INDETERMINATE")
+        if result.queries == 0:
+            reasons.append("no judged queries, so no metric was computed")
+        else:
+            reasons.append(f"no query had a label at relevance >= {threshold}, so no metric was computed")
+    if result.queries_with_duplicates:
+        reasons.append(
+            f"{len(result.queries_with_duplicates)} queries repeated a key in their ranking; "
+            "only the first occurrence of each was counted"
+        )
+    if result.run_only_queries:
+        reasons.append(f"{len(result.run_only_queries)} run entries are for queries without labels and were ignored")
+    if result.stratum_conflicts:
+        reasons.append(
+            f"{len(result.stratum_conflicts)} queries carry labels of more than one stratum; each is "
+            "counted in the stratum of its first label (see stratum_conflicts)"
+        )
+    if validation.error_codes:
+        status = worse_status(status, "INDETERMINATE")
+        reasons.append(
+            f"the judgment set is unsound ({', '.join(validation.error_codes)}); run 'goldkeeper "
+            "validate' for detail. No metric computed from it can be trusted"
+        )
+    return status, reasons
+
+
+def build_report(
+    result: ScoreResult,
+    validation: ValidationResult,
+    *,
+    generated_at: str,
+    gates: list[Gate | str] | None = None,
+    baseline: Report | None = None,
+    drift: DriftCounts | None = None,
+    corpus: CorpusInfo | None = None,
+    inputs: dict[str, Any] | None = None,
+) -> Report:
+    """The full report. ``generated_at`` is given, not read from a clock: the core is pure."""
+    status, reasons = _base_verdict(result, validation, drift)
+    report = Report(
+        tool={"name": "goldkeeper", "version": __version__},
+        generated_at=generated_at,
+        corpus=corpus or CorpusInfo(),
+        judgments=JudgmentsInfo(
+            queries=result.queries,
+            queries_scored=result.queries_scored,
+            labels=validation.labels,
+            fingerprint=validation.fingerprint,
+            human_labels=validation.human_labels,
+            synthetic_labels=validation.synthetic_labels,
+            drift=drift,
+        ),
+        metrics=result.metrics,
+        per_stratum=result.per_stratum,
+        verdict=Verdict(status=status, reasons=reasons),
+        k=result.ks,
+        threshold=result.threshold,
+        coverage=round(result.coverage, 12),
+        per_query=result.per_query,
+        missing_queries=result.missing_queries,
+        queries_without_positives=result.queries_without_positives,
+        queries_with_duplicates=result.queries_with_duplicates,
+        run_only_queries=result.run_only_queries,
+        worst_stratum=result.worst_stratum,
+        stratum_conflicts=result.stratum_conflicts,
+        validation={"ok": validation.ok, "issues": [i.model_dump() for i in validation.issues]},
+        inputs=inputs or {},
+    )
+    if gates:
+        evaluation = evaluate_gates(report, gates, baseline)
+        report.verdict.status = worse_status(report.verdict.status, evaluation.status)
+        report.verdict.gates = evaluation.results
+        report.verdict.reasons.extend(evaluation.reasons)
+    return report

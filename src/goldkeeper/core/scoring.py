@@ -1,0 +1,300 @@
+"""Scoring a run against judgments: per-query values, macro averages, strata.
+
+The kernel is vectorised with numpy over a (queries x K) matrix of grades, where K is the
+deepest cutoff asked for, so every cutoff comes out of one pass and the cost is
+O(queries x K) whatever the depth of the rankings: a ranking is read only until K distinct
+keys were found. Rows are processed in slices, so memory stays bounded at any query count.
+Definitions (and which queries are averaged) are in spec/metrics.md.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from goldkeeper.core.metric_ids import METRIC_NAMES, MetricId
+from goldkeeper.models.judgment import Judgment
+from goldkeeper.models.report import Measurement, StratumScore
+from goldkeeper.models.run import RunEntry
+
+__all__ = [
+    "DEFAULT_K",
+    "DEFAULT_THRESHOLD",
+    "Qrels",
+    "ScoreResult",
+    "WorstStratum",
+    "UNSTRATIFIED",
+    "build_qrels",
+    "score",
+    "score_rows",
+    "top_keys",
+    "worst_stratum",
+]
+
+DEFAULT_K = 10
+DEFAULT_THRESHOLD = 1
+UNSTRATIFIED = "_unstratified"
+_ROUND = 12
+_SLICE = 8192
+
+
+@dataclass
+class Qrels:
+    """Judgments grouped for scoring: query -> {ranking key: grade}, and each query's stratum."""
+
+    grades: dict[str, dict[str, int]] = field(default_factory=dict)
+    stratum: dict[str, str] = field(default_factory=dict)
+    #: Queries whose labels name more than one stratum: query -> the strata, sorted.
+    stratum_conflicts: dict[str, list[str]] = field(default_factory=dict)
+    stratified: bool = False
+
+
+def build_qrels(judgments: Iterable[Judgment | Mapping[str, Any]]) -> Qrels:
+    """Group labels (models or checked rows) by query. A query is put in the stratum of its
+    first label; one whose labels disagree is recorded in ``stratum_conflicts`` so the report
+    can say so. A key labeled twice keeps its last grade (``validate`` reports it)."""
+    qrels = Qrels()
+    grades, stratum, conflicts = qrels.grades, qrels.stratum, qrels.stratum_conflicts
+    for judgment in judgments:
+        row = judgment.__dict__ if isinstance(judgment, Judgment) else judgment
+        query_id = row["query_id"]
+        key = row.get("chunk_id") or row["doc_uri"]
+        label_stratum = row.get("stratum")
+        name = UNSTRATIFIED if label_stratum is None else label_stratum
+        if label_stratum is not None:
+            qrels.stratified = True
+        per_query = grades.get(query_id)
+        if per_query is None:
+            grades[query_id] = {key: row["relevance"]}
+            stratum[query_id] = name
+            continue
+        per_query[key] = row["relevance"]
+        if stratum[query_id] != name:
+            seen = conflicts.setdefault(query_id, [stratum[query_id]])
+            if name not in seen:
+                seen.append(name)
+    for query_id, names in conflicts.items():
+        conflicts[query_id] = sorted(names)
+    return qrels
+
+
+def top_keys(ranking: Sequence[str], depth: int) -> tuple[list[str], bool]:
+    """The first ``depth`` distinct keys of a ranking, and whether a key repeated among the
+    keys read. Reads only as far as it must: O(depth) when the ranking has no repeats."""
+    head = ranking[:depth]
+    unique = list(dict.fromkeys(head))
+    if len(unique) == len(head):
+        return unique, False
+    seen = set(unique)
+    for key in ranking[depth:]:
+        if len(unique) >= depth:
+            break
+        if key not in seen:
+            seen.add(key)
+            unique.append(key)
+    return unique, True
+
+
+class WorstStratum(dict):
+    """``{"metric", "name", "value"}``: the weakest query class for one metric."""
+
+
+@dataclass
+class ScoreResult:
+    """What ``score`` found. Metric values are rounded to 12 decimals, as the spec asks."""
+
+    ks: list[int]
+    threshold: int
+    metrics: dict[str, Measurement]
+    per_query: dict[str, dict[str, float]]
+    queries: int
+    queries_scored: int
+    queries_without_positives: list[str]
+    missing_queries: list[str]
+    queries_with_duplicates: list[str]
+    run_only_queries: list[str]
+    run_queries: int
+    per_stratum: dict[str, StratumScore] | None
+    worst_stratum: dict | None
+    stratum_conflicts: dict[str, list[str]]
+
+    @property
+    def coverage(self) -> float:
+        """Share of judged queries that have an entry in the run (0 when nothing is judged)."""
+        return (self.queries - len(self.missing_queries)) / self.queries if self.queries else 0.0
+
+
+def metric_ids(ks: Sequence[int]) -> list[MetricId]:
+    return [MetricId(name, k) for k in ks for name in METRIC_NAMES]
+
+
+def score_rows(grade_rows: np.ndarray, ideal_rows: np.ndarray, n_relevant: np.ndarray,
+               ks: Sequence[int], threshold: int) -> dict[MetricId, np.ndarray]:
+    """The kernel: per-query values for every metric at every cutoff.
+
+    ``grade_rows[q, i]`` is the grade of the key at rank i+1 (0 past the end of the ranking),
+    ``ideal_rows[q]`` the query's judged grades sorted descending (0-padded), ``n_relevant[q]``
+    how many keys reach the threshold. All three have K = max(ks) columns.
+    """
+    depth = grade_rows.shape[1]
+    ranks = np.arange(1, depth + 1, dtype=np.float64)
+    discount = 1.0 / np.log2(ranks + 1.0)
+    hits = grade_rows >= threshold
+    cum_hits = np.cumsum(hits, axis=1, dtype=np.float64)
+    cum_ap = np.cumsum(np.where(hits, cum_hits / ranks, 0.0), axis=1)
+    grades = grade_rows.astype(np.float64)
+    ideal = ideal_rows.astype(np.float64)
+    dcg_exp = np.cumsum((np.exp2(grades) - 1.0) * discount, axis=1)
+    idcg_exp = np.cumsum((np.exp2(ideal) - 1.0) * discount, axis=1)
+    dcg_lin = np.cumsum(grades * discount, axis=1)
+    idcg_lin = np.cumsum(ideal * discount, axis=1)
+    any_hit = hits.any(axis=1)
+    first = np.where(any_hit, np.argmax(hits, axis=1), depth)
+    relevant = n_relevant.astype(np.float64)
+    safe_relevant = np.where(relevant > 0, relevant, 1.0)
+    out: dict[MetricId, np.ndarray] = {}
+    with np.errstate(divide="ignore", invalid="ignore"):
+        for k in ks:
+            c = k - 1
+            found = cum_hits[:, c]
+            out[MetricId("precision", k)] = found / k
+            out[MetricId("recall", k)] = np.where(relevant > 0, found / safe_relevant, 0.0)
+            out[MetricId("ndcg", k)] = np.where(idcg_exp[:, c] > 0, dcg_exp[:, c] / idcg_exp[:, c], 0.0)
+            out[MetricId("ndcg_linear", k)] = np.where(idcg_lin[:, c] > 0, dcg_lin[:, c] / idcg_lin[:, c], 0.0)
+            out[MetricId("mrr", k)] = np.where(first < k, 1.0 / (first + 1.0), 0.0)
+            out[MetricId("map", k)] = np.where(relevant > 0, cum_ap[:, c] / safe_relevant, 0.0)
+            out[MetricId("hit_rate", k)] = (found > 0).astype(np.float64)
+    return out
+
+
+def _round(value: float) -> float:
+    return round(float(value), _ROUND)
+
+
+def _measurements(values: dict[MetricId, np.ndarray], rows: np.ndarray | slice) -> dict[str, Measurement]:
+    out = {}
+    for metric, column in values.items():
+        selected = column[rows]
+        out[str(metric)] = Measurement(value=_round(selected.mean()), n=int(selected.size), deterministic=True)
+    return out
+
+
+def score(
+    judgments: Iterable[Judgment] | Qrels,
+    run: Iterable[RunEntry],
+    k: int | Sequence[int] = DEFAULT_K,
+    threshold: int = DEFAULT_THRESHOLD,
+    *,
+    worst_metric: str | None = None,
+) -> ScoreResult:
+    """Score a run. ``k`` is one cutoff or several; every metric is computed at each.
+
+    Queries with no label at the threshold are excluded and listed; judged queries the run
+    lacks score 0 and are listed; run entries for unjudged queries are ignored and listed.
+    When no query is scored, ``metrics`` is empty. ``worst_metric`` (default: recall at the
+    first cutoff) names the metric ``worst_stratum`` compares.
+    """
+    ks = [k] if isinstance(k, int) else list(dict.fromkeys(k))
+    if not ks or any(isinstance(c, bool) or not isinstance(c, int) or c < 1 for c in ks):
+        raise ValueError(f"k: every cutoff must be a positive integer, got {k!r}")
+    if isinstance(threshold, bool) or not isinstance(threshold, int) or threshold < 1:
+        raise ValueError(f"threshold: must be an integer >= 1, got {threshold!r}")
+    qrels = judgments if isinstance(judgments, Qrels) else build_qrels(judgments)
+    depth = max(ks)
+    grades = qrels.grades
+
+    scored_ids = [q for q, g in grades.items() if any(v >= threshold for v in g.values())]
+    row_of = {q: i for i, q in enumerate(scored_ids)}
+    n = len(scored_ids)
+    grade_rows = np.zeros((n, depth), dtype=np.int16)
+    seen_in_run: set[str] = set()
+    duplicates: list[str] = []
+    run_only: list[str] = []
+    run_queries = 0
+    for entry in run:
+        run_queries += 1
+        query_id = entry.query_id
+        seen_in_run.add(query_id)
+        judged = grades.get(query_id)
+        if judged is None:
+            run_only.append(query_id)
+            continue
+        keys, repeated = top_keys(entry.ranking, depth)
+        if repeated:
+            duplicates.append(query_id)
+        row = row_of.get(query_id)
+        if row is not None and keys:
+            get = judged.get
+            grade_rows[row, : len(keys)] = [get(key, 0) for key in keys]
+
+    ideal_rows = np.zeros((n, depth), dtype=np.int16)
+    n_relevant = np.zeros(n, dtype=np.int64)
+    for row, query_id in enumerate(scored_ids):
+        values = sorted(grades[query_id].values(), reverse=True)
+        n_relevant[row] = sum(1 for v in values if v >= threshold)
+        head = values[:depth]
+        ideal_rows[row, : len(head)] = head
+
+    values: dict[MetricId, np.ndarray] = {m: np.empty(n) for m in metric_ids(ks)}
+    for start in range(0, n, _SLICE):
+        part = score_rows(grade_rows[start:start + _SLICE], ideal_rows[start:start + _SLICE],
+                          n_relevant[start:start + _SLICE], ks, threshold)
+        for metric, column in part.items():
+            values[metric][start:start + _SLICE] = column
+
+    metrics = _measurements(values, slice(None)) if n else {}
+    per_query = {
+        query_id: {str(metric): _round(column[row]) for metric, column in values.items()}
+        for row, query_id in enumerate(scored_ids)
+    }
+
+    per_stratum = None
+    worst = None
+    if qrels.stratified:
+        members: dict[str, list[int]] = {}
+        for query_id in grades:
+            members.setdefault(qrels.stratum[query_id], [])
+        for row, query_id in enumerate(scored_ids):
+            members[qrels.stratum[query_id]].append(row)
+        per_stratum = {}
+        for name in sorted(members):
+            rows = np.asarray(members[name], dtype=np.int64)
+            per_stratum[name] = StratumScore(
+                n=int(rows.size), metrics=_measurements(values, rows) if rows.size else {}
+            )
+        worst = worst_stratum(per_stratum, worst_metric or str(MetricId("recall", ks[0])))
+
+    missing = sorted(q for q in grades if q not in seen_in_run)
+    return ScoreResult(
+        ks=ks,
+        threshold=threshold,
+        metrics=metrics,
+        per_query=per_query,
+        queries=len(grades),
+        queries_scored=n,
+        queries_without_positives=sorted(q for q in grades if q not in row_of),
+        missing_queries=missing,
+        queries_with_duplicates=sorted(duplicates),
+        run_only_queries=sorted(run_only),
+        run_queries=run_queries,
+        per_stratum=per_stratum,
+        worst_stratum=worst,
+        stratum_conflicts=dict(sorted(qrels.stratum_conflicts.items())),
+    )
+
+
+def worst_stratum(per_stratum: dict[str, StratumScore], metric: str) -> dict | None:
+    """The lowest value of ``metric`` over strata with a scored query; ties go to the name
+    first in code-point order. None when no stratum was scored."""
+    candidates = [
+        (stratum.metrics[metric].value, name)
+        for name, stratum in per_stratum.items()
+        if stratum.n > 0 and metric in stratum.metrics
+    ]
+    if not candidates:
+        return None
+    value, name = min(candidates)
+    return {"metric": metric, "name": name, "value": value}

@@ -1,0 +1,122 @@
+"""Load scoring inputs by URL, in whatever format they come, hashing the bytes as read.
+
+Reports carry the sha256 of every input, so a number can be traced to the exact files it was
+computed from; hashing while reading costs one pass over bytes already in memory.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterator
+from typing import Any
+
+from goldkeeper.core import qrels as qrels_format
+from goldkeeper.core.judgments import iter_judgment_blocks
+from goldkeeper.core.runs import iter_run
+from goldkeeper.errors import InputError, UsageError
+from goldkeeper.io.files import iter_lines, read_bytes
+from goldkeeper.models.report import Report
+from goldkeeper.models.run import RunEntry
+
+__all__ = ["HashedLines", "load_baseline", "load_label_rows", "load_run"]
+
+
+def _source(url: str) -> str:
+    return "<stdin>" if url == "-" else url
+
+
+def _decode(data: bytes, source: str) -> str:
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise InputError(
+            source, "not valid UTF-8", line=data.count(b"\n", 0, error.start) + 1,
+            field="encoding", found=f"byte 0x{data[error.start]:02X}",
+        ) from None
+
+
+def load_label_rows(url: str, fmt: str | None = None) -> tuple[list[dict[str, Any]], str]:
+    """Checked label rows from judgments JSONL, TREC qrels or BEIR TSV, and the sha256."""
+    source = _source(url)
+    data = read_bytes(url)
+    digest = hashlib.sha256(data).hexdigest()
+    kind = fmt or qrels_format.detect_labels_format(data[:4096].decode("utf-8", "replace"), url)
+    if kind == "jsonl":
+        rows = [row for block in iter_judgment_blocks(_blocks(data), source) for row in block]
+    elif kind == "trec":
+        rows = [j.__dict__ for j in qrels_format.parse_trec_qrels(_decode(data, source), source)]
+    elif kind == "beir":
+        rows = [j.__dict__ for j in qrels_format.parse_beir_tsv(_decode(data, source), source)]
+    else:
+        raise UsageError(f"unknown judgments format '{kind}', expected jsonl, trec or beir")
+    return rows, digest
+
+
+def _blocks(data: bytes, size: int = 4 << 20) -> Iterator[bytes]:
+    """Whole lines, about ``size`` bytes at a time."""
+    start, total = 0, len(data)
+    while start < total:
+        end = min(start + size, total)
+        if end < total:
+            newline = data.find(b"\n", end)
+            end = total if newline < 0 else newline + 1
+        yield data[start:end]
+        start = end
+
+
+class HashedLines:
+    """Iterate a file's lines while hashing them; ``hexdigest`` once consumed."""
+
+    def __init__(self, url: str) -> None:
+        self._url = url
+        self._hash = hashlib.sha256()
+
+    def __iter__(self) -> Iterator[bytes]:
+        update = self._hash.update
+        for line in iter_lines(self._url):
+            update(line)
+            yield line
+
+    def hexdigest(self) -> str:
+        return self._hash.hexdigest()
+
+
+def load_run(url: str, fmt: str | None = None) -> tuple[Iterator[RunEntry], HashedLines]:
+    """Run entries from run JSONL (streamed) or a TREC run file (grouped, then sorted)."""
+    source = _source(url)
+    lines = HashedLines(url)
+    if fmt is None:
+        head = b""
+        for line in iter_lines(url):
+            if line.strip():
+                head = line.lstrip()
+                break
+        fmt = "jsonl" if head.startswith(b"{") or not head else "trec"
+    if fmt == "jsonl":
+        return iter_run(lines, source), lines
+    if fmt == "trec":
+        data = b"".join(lines)
+        return iter(qrels_format.parse_trec_run(_decode(data, source), source)), lines
+    raise UsageError(f"unknown run format '{fmt}', expected jsonl or trec")
+
+
+def load_baseline(url: str) -> Report:
+    """A previous report, for delta gates. Malformed is an input error (exit 2), not a crash."""
+    from pydantic import ValidationError
+    from pydantic_core import from_json
+
+    source = _source(url)
+    data = read_bytes(url)
+    try:
+        payload = from_json(data, allow_inf_nan=False)
+    except ValueError as error:
+        raise InputError(source, f"not valid JSON ({error})", field="baseline", found="the file") from None
+    if not isinstance(payload, dict):
+        raise InputError(source, "a baseline is a report object", field="baseline", found=type(payload).__name__)
+    try:
+        return Report.model_validate(payload)
+    except ValidationError as error:
+        first = error.errors()[0]
+        where = ".".join(str(p) for p in first["loc"]) or "report"
+        raise InputError(source, f"not a goldkeeper/retrieval-eval report ({first['msg'].lower()})",
+                         field=where, found=repr(first.get("input"))[:60]) from None
