@@ -62,6 +62,22 @@ def _metric_rows(report) -> list[tuple[str, list[str]]]:
     return [(name, [f"{values[k]:.4f}" if k in values else "" for k in ks]) for name, values in names.items()], ks
 
 
+def stratum_order(report, metric: str) -> list[tuple[str, object, object]]:
+    """(name, stratum, measurement): scored strata by value then name, then unscored by name.
+
+    Names compare by Unicode code point, never by locale (fixture ``stratum-order``)."""
+    scored, unscored = [], []
+    for name, stratum in (report.per_stratum or {}).items():
+        value = stratum.metrics.get(metric)
+        if stratum.n > 0 and value is not None:
+            scored.append((value.value, name, stratum, value))
+        else:
+            unscored.append((name, stratum, None))
+    return [(n, s, v) for _, n, s, v in sorted(scored, key=lambda r: (r[0], r[1]))] + sorted(
+        unscored, key=lambda r: r[0]
+    )
+
+
 def print_report(report, console: Console | None = None) -> None:
     from rich.table import Table
 
@@ -90,8 +106,7 @@ def print_report(report, console: Console | None = None) -> None:
         table.add_column("stratum")
         table.add_column("n", justify="right")
         table.add_column(metric, justify="right")
-        for name, stratum in report.per_stratum.items():
-            value = stratum.metrics.get(metric)
+        for name, stratum, value in stratum_order(report, metric):
             mark = "  worst" if name == worst.get("name") else ""
             table.add_row(name, str(stratum.n), (f"{value.value:.4f}" if value else "not scored") + mark)
         console.print(table)
@@ -121,8 +136,7 @@ def report_markdown(report) -> str:
         metric = worst.get("metric") or next(iter(report.metrics), "")
         lines.append(f"| stratum | n | {metric} |")
         lines.append("|---|---:|---:|")
-        for name, stratum in report.per_stratum.items():
-            value = stratum.metrics.get(metric)
+        for name, stratum, value in stratum_order(report, metric):
             shown = f"{value.value:.4f}" if value else "not scored"
             if name == worst.get("name"):
                 shown += " (worst)"

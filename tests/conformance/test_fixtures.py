@@ -297,3 +297,21 @@ def test_drift_cli(case):
     statuses = {f["query_id"]: f["status"] for f in report["findings"]}
     assert statuses == expected["statuses"]
     assert report["summary"] == pytest.approx(expected["summary"])
+
+
+@pytest.mark.parametrize("case", _cases_named("stratum-order"))
+def test_stratum_order_in_json_and_text(case):
+    expected = _expected(case)
+    _, report = _report(case)
+    assert {name: s["n"] for name, s in report["per_stratum"].items()} == expected["per_stratum_n"]
+    assert list(report["per_stratum"]) == sorted(expected["per_stratum_n"])  # code point order
+    args = ["score", "--judgments", str(case / "judgments.jsonl"), "--run", str(case / "run.jsonl"),
+            "-k", str(expected["k"]), "--threshold", str(expected["threshold"])]
+    for output in ("text", "markdown"):
+        text = run_cli(*args, "--format", output).stdout
+        names = expected["scored_order"] + expected["unscored_order"]
+        lines = text.splitlines()
+        prefix = "{} " if output == "text" else "| {} |"
+        positions = [next(i for i, line in enumerate(lines) if line.startswith(prefix.format(name)))
+                     for name in names]
+        assert positions == sorted(positions), (output, text)
