@@ -45,3 +45,53 @@ def trec_eval_dir() -> Path:
         if (candidate / "qrels.test").is_file():
             return candidate
     pytest.fail("shared/data/trec_eval not found beside the repository")
+
+
+# Real TREC data, fetched from PyPI at test time and never committed ------------------------
+
+CAPREOLUS = ("capreolus", "0.2.6", "6a8746aa0dd114e9fadd3c32762a7d014efb53df34feee29d1e439598041e50d")
+
+
+def _cache_dir() -> Path:
+    import os
+
+    root = os.environ.get("GOLDKEEPER_TEST_CACHE") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "goldkeeper-test-data"
+    )
+    path = Path(root)
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def fetch_wheel(name: str, version: str, sha256: str) -> Path:
+    """``pip download --no-deps name==version`` into the cache, checked against a pinned sha256."""
+    import hashlib
+
+    cache = _cache_dir()
+    wheel = next(cache.glob(f"{name}-{version}-*.whl"), None)
+    if wheel is None:
+        subprocess.run(
+            [sys.executable, "-m", "pip", "download", "--no-deps", "--quiet", f"{name}=={version}",
+             "-d", str(cache)],
+            check=True, timeout=600,
+        )
+        wheel = next(cache.glob(f"{name}-{version}-*.whl"))
+    digest = hashlib.sha256(wheel.read_bytes()).hexdigest()
+    if digest != sha256:
+        wheel.unlink()
+        pytest.fail(f"{wheel.name}: sha256 {digest} is not the pinned {sha256}")
+    return wheel
+
+
+@pytest.fixture(scope="session")
+def capreolus_data():
+    """Members of the capreolus 0.2.6 wheel: Robust04 qrels and run, ANTIQUE qrels."""
+    import zipfile
+
+    wheel = fetch_wheel(*CAPREOLUS)
+    with zipfile.ZipFile(wheel) as archive:
+        def member(name: str) -> bytes:
+            return archive.read(f"capreolus/data/{name}")
+
+        return {name: member(name) for name in (
+            "qrels.robust2004.txt", "rob04_yang19_rm3.run", "qrels.antique.txt")}
