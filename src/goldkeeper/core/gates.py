@@ -88,6 +88,9 @@ def parse_gate(raw: str) -> Gate:
         known = ", ".join((*METRIC_NAMES, "coverage", "drift", "worst-stratum"))
         hint = suggest(head.split("@")[0], [*METRIC_NAMES, "coverage", "drift", "worst-stratum"])
         raise ValueError(f"gate '{raw}': expected <metric>@<k>:<threshold>{hint} (names: {known})")
+    if "@" not in head and head not in METRIC_NAMES:
+        names = [*METRIC_NAMES, "coverage", "drift", "worst-stratum"]
+        raise ValueError(f"gate '{raw}': unknown name '{head}'{suggest(head, names)} (names: {', '.join(names)})")
     metric = _metric(head, raw)
     if parts[1].startswith(("+", "-")):
         return Gate(raw, "delta", metric, _number(parts[1], raw, -1, 1, "the tolerance"))

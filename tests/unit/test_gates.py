@@ -1,0 +1,107 @@
+"""Gates: parsing, range checks, exact tolerances, fail-closed verdicts."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+import goldkeeper
+from goldkeeper.core.gates import parse_gate
+from goldkeeper.core.reporting import build_report
+from goldkeeper.core.scoring import score
+from goldkeeper.core.validation import validate
+
+JUDGMENTS = goldkeeper.parse_judgments(
+    "".join(json.dumps({"query_id": f"q{i}", "query": f"query {i}", "doc_uri": f"d{i}", "relevance": 1,
+                        "labeled_by": "human:a", "stratum": "a" if i < 5 else "b"}) + "\n" for i in range(10))
+)
+
+
+def _run(hits: int, present: int = 10):
+    return [goldkeeper.RunEntry(query_id=f"q{i}", ranking=[f"d{i}" if i < hits else "x"]) for i in range(present)]
+
+
+def _report(run, gates=(), baseline=None):
+    return build_report(score(JUDGMENTS, run, k=[1, 5]), validate(JUDGMENTS),
+                        generated_at="2026-11-29T00:00:00Z", gates=list(gates), baseline=baseline)
+
+
+@pytest.mark.parametrize(("expression", "message"), [
+    ("recal@5:0.8", "did you mean 'recall'"),
+    ("ndgc@10:0.5", "did you mean 'ndcg'"),
+    ("recall:0.8", "needs a cutoff"),
+    ("recall@0:0.8", "at least 1"),
+    ("recall@5:1.5", "from 0 to 1"),
+    ("recall@5:-1.5", "from -1 to 1"),
+    ("recall@5:nan", "finite number"),
+    ("recall@5:0.5abc", "finite number"),
+    ("recall@5", "expected <metric>@<k>:<threshold>"),
+    ("worst-stratum:recall@5", "expected worst-stratum"),
+    ("coverage:2", "from 0 to 1"),
+    ("covrage:0.9", "did you mean 'coverage'"),
+])
+def test_bad_gates_are_refused_with_words(expression, message):
+    with pytest.raises(ValueError, match=message) as caught:
+        parse_gate(expression)
+    assert str(caught.value).startswith(f"gate '{expression}': ")
+
+
+def test_a_drop_of_exactly_the_tolerance_passes():
+    baseline = _report(_run(7))
+    current = _report(_run(5), ["recall@1:-0.2", "recall@1:-0.19"], baseline=baseline)
+    # 0.5 - 0.7 is -0.19999999999999996 in binary floating point; the tolerance is exact.
+    assert [g.status for g in current.verdict.gates] == ["PASS", "FAIL"]
+    assert "recall@1 fell 0.2000, from 0.7000 to 0.5000, outside -0.19" in current.verdict.reasons
+
+
+def test_absolute_floor_equal_to_the_value_passes():
+    report = _report(_run(3), ["recall@1:0.3", "precision@5:0.06"])
+    assert report.verdict.status == "PASS"
+
+
+def test_worst_stratum_and_the_worst_verdict_wins():
+    report = _report(_run(5), ["recall@5:0.5", "worst-stratum:recall@5:0.1"])
+    assert [g.status for g in report.verdict.gates] == ["PASS", "FAIL"]
+    assert report.verdict.status == "FAIL"
+    assert "worst stratum recall@5 is 0.0000 (b), below 0.1" in report.verdict.reasons
+
+
+def test_an_empty_run_never_passes_even_with_no_gate():
+    report = _report([], ["recall@5:0"])
+    assert report.verdict.status == "FAIL"
+    assert "the run is empty, so no judged query was answered" in report.verdict.reasons
+
+
+def test_a_run_that_answers_no_judged_query_fails():
+    run = [goldkeeper.RunEntry(query_id="other", ranking=["d1"])]
+    report = _report(run)
+    assert report.verdict.status == "FAIL"
+    assert report.model_extra["run_only_queries"] == ["other"]
+
+
+def test_coverage_gate():
+    report = _report(_run(10, present=8), ["coverage:0.8", "coverage:0.81"])
+    assert [g.status for g in report.verdict.gates] == ["PASS", "FAIL"]
+    assert report.model_extra["coverage"] == 0.8
+    assert report.model_extra["missing_queries"] == ["q8", "q9"]
+
+
+def test_delta_without_baseline_and_ci_lower_without_interval_are_indeterminate():
+    report = _report(_run(10), ["recall@5:-0.01", "recall@5:ci-lower:0.5"])
+    assert [g.status for g in report.verdict.gates] == ["INDETERMINATE", "INDETERMINATE"]
+    assert report.verdict.status == "INDETERMINATE"
+
+
+def test_drift_gate_without_a_corpus_is_indeterminate():
+    report = _report(_run(10), ["drift:0.1"])
+    assert report.verdict.status == "INDETERMINATE"
+    assert "pass --corpus" in report.verdict.reasons[-1]
+
+
+def test_report_validates_against_the_reference_schema():
+    import jsonschema
+    from importlib import resources
+    schema = json.loads((resources.files("retrieval_eval") / "spec" / "report.schema.json").read_text())
+    report = _report(_run(5), ["recall@5:0.5"])
+    jsonschema.validate(report.to_json_dict(), schema, format_checker=jsonschema.FormatChecker())
