@@ -245,11 +245,14 @@ def score(
         inputs["baseline"] = {"url": baseline}
     built = build_report(result, validation, generated_at=generated_at, gates=gates,
                          baseline=previous, inputs=inputs)
-    document = json.dumps(built.to_json_dict(), ensure_ascii=False, indent=2) + "\n"
+    import orjson  # several times faster than json for reports with a value per query
+
+    document = orjson.dumps(built.to_json_dict(), option=orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE)
     if report:
-        write_bytes_atomic(report, document.encode("utf-8"))
+        write_bytes_atomic(report, document)
     if output is ReportFormat.json:
-        sys.stdout.write(document)
+        sys.stdout.flush()
+        sys.stdout.buffer.write(document)
     elif output is ReportFormat.markdown:
         from goldkeeper.render import report_markdown
 

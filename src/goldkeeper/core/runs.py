@@ -10,10 +10,9 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Iterator
-from typing import Annotated, Any
+from typing import Any
 
-from pydantic import ConfigDict, StringConstraints, TypeAdapter
-from typing_extensions import TypedDict
+from pydantic_core import from_json
 
 from goldkeeper.core.judgments import decode_jsonl, split_lines
 from goldkeeper.errors import InputError, describe_value
@@ -26,36 +25,43 @@ def _fail(source: str, number: int, message: str) -> InputError:
     return InputError(source, message, line=number)
 
 
-class _RunRow(TypedDict):
-    __pydantic_config__ = ConfigDict(extra="forbid", strict=True)  # type: ignore[misc]
-    query_id: Annotated[str, StringConstraints(min_length=1)]
-    ranking: list[Annotated[str, StringConstraints(min_length=1)]]
+_STR_ONLY = {str}
 
 
-_RUN_ROW = TypeAdapter(_RunRow)
+def _fast_rows(lines: Iterable[bytes | str], source: str) -> Iterator[tuple[int, Any, bool]]:
+    """``(line, row, checked)``: ``checked`` when the row was proved sound on the fast path.
 
-
-def _fast_rows(lines: Iterable[bytes | str], source: str) -> Iterator[tuple[int, Any]]:
-    # The common line, {"query_id", "ranking"} with string keys, is checked by pydantic-core
-    # in one call; anything else goes through the line decoder, which words its errors.
+    The common line, ``{"query_id", "ranking"}`` with non-empty string keys, is decoded by
+    pydantic-core and checked with C-level set and membership tests; anything else goes
+    through the line decoder, which words its errors.
+    """
     for number, raw in enumerate(lines, start=1):
         try:
-            row = _RUN_ROW.validate_json(raw)
+            row = from_json(raw, allow_inf_nan=False, cache_strings=False)
         except ValueError:
-            yield from decode_jsonl((raw,), source, allow_empty=True, first_line=number)
-            continue
-        # Duplicate keys are the one thing the fast path cannot see; a valid row has two.
-        probe = raw.count(b'"query_id"' if isinstance(raw, bytes) else '"query_id"')
-        if probe != 1 or raw.count(b'"ranking"' if isinstance(raw, bytes) else '"ranking"') != 1:
-            yield from decode_jsonl((raw,), source, allow_empty=True, first_line=number)
-            continue
-        yield number, row
+            row = None
+        if type(row) is dict and len(row) == 2:
+            query_id = row.get("query_id")
+            ranking = row.get("ranking")
+            if (
+                type(query_id) is str
+                and query_id
+                and type(ranking) is list
+                and (not ranking or (set(map(type, ranking)) == _STR_ONLY and "" not in ranking))
+                # Duplicate keys are what the decoder cannot see: a sound row names each once.
+                and raw.count(b'"query_id"' if isinstance(raw, bytes) else '"query_id"') == 1
+                and raw.count(b'"ranking"' if isinstance(raw, bytes) else '"ranking"') == 1
+            ):
+                yield number, row, True
+                continue
+        for found in decode_jsonl((raw,), source, allow_empty=True, first_line=number):
+            yield (*found, False)
 
 
 def iter_run(lines: Iterable[bytes | str], source: str = "run") -> Iterator[RunEntry]:
     """Stream run entries, refusing malformed ones with their line."""
     first_seen: dict[str, int] = {}
-    for number, row in _fast_rows(lines, source):
+    for number, row, checked in _fast_rows(lines, source):
         if not isinstance(row, dict):
             raise InputError(source, "must be a JSON object", line=number, field="line",
                              found=describe_value(row))
@@ -65,7 +71,7 @@ def iter_run(lines: Iterable[bytes | str], source: str = "run") -> Iterator[RunE
         ranking: Any = row.get("ranking")
         if not isinstance(ranking, list):
             raise _fail(source, number, "ranking must be an array")
-        if len(row) > 2 or not all(type(key) is str and key for key in ranking):
+        if not checked:
             for index, key in enumerate(ranking):
                 if not isinstance(key, str) or not key:
                     raise _fail(source, number, f"ranking[{index}] must be a non-empty string")

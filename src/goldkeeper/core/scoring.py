@@ -246,10 +246,9 @@ def score(
             values[metric][start:start + _SLICE] = column
 
     metrics = _measurements(values, slice(None)) if n else {}
-    per_query = {
-        query_id: {str(metric): _round(column[row]) for metric, column in values.items()}
-        for row, query_id in enumerate(scored_ids)
-    }
+    names = [str(metric) for metric in values]
+    columns = [np.round(column, _ROUND).tolist() for column in values.values()]
+    per_query = {query_id: dict(zip(names, row)) for query_id, row in zip(scored_ids, zip(*columns))}
 
     per_stratum = None
     worst = None

@@ -1,0 +1,142 @@
+"""`goldkeeper score` against retrieval-eval, ranx, pytrec_eval and ir_measures, side by side.
+
+Workloads from a fixed seed (about 5 graded labels per query, 8 strata): 10,000 queries x
+100-deep rankings, 7,000 x 1,000 (MS MARCO dev scale), 100,000 x 100. Each tool runs as a
+whole process, imports, parsing and (for ranx) JIT compilation included, since a user pays
+them; each reads the same data (run JSONL for goldkeeper and retrieval-eval, which read it;
+the same run as a TREC file for the others, which read that) and computes P, recall, nDCG,
+MRR and MAP at k. The floor is the time to parse the run JSONL alone with orjson. Prints the
+median of --repeats runs per tool and every ratio.
+
+    python bench/score_bench.py [--repeats 3] [--sizes 10000x100,7000x1000,100000x100] [--k 10]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from validate_bench import measure  # noqa: E402  (wall time and peak RSS of a process tree)
+
+STRATA = ["billing", "legal", "onboarding", "support", "security", "api", "mobile", "sso"]
+
+
+def generate(root: Path, queries: int, depth: int, seed: int = 0) -> dict[str, Path]:
+    """Judgments JSONL + qrels, and the same run as JSONL and as TREC; cached by size."""
+    paths = {name: root / f"{queries}x{depth}.{name}" for name in ("judgments.jsonl", "qrels", "run.jsonl", "run.trec")}
+    if all(p.exists() for p in paths.values()):
+        return paths
+    rng = random.Random(seed)
+    docs = max(50_000, queries * 10)
+    with paths["judgments.jsonl"].open("w") as jf, paths["qrels"].open("w") as qf, \
+            paths["run.jsonl"].open("w") as rf, paths["run.trec"].open("w") as tf:
+        for q in range(queries):
+            qid = f"q{q}"
+            labeled = rng.sample(range(docs), 5)
+            for d in labeled:
+                grade = rng.choice([0, 1, 1, 2, 3])
+                jf.write(json.dumps({"query_id": qid, "query": f"query {q}", "doc_uri": f"d{d}",
+                                     "relevance": grade, "labeled_by": "human:bench",
+                                     "stratum": STRATA[q % 8]}, separators=(",", ":")) + "\n")
+                qf.write(f"{qid} 0 d{d} {grade}\n")
+            ranking = rng.sample(range(docs), depth)
+            for d in labeled:
+                if rng.random() < 0.6:
+                    ranking[rng.randrange(min(depth, 30))] = d
+            ranking = list(dict.fromkeys(ranking))
+            rf.write(json.dumps({"query_id": qid, "ranking": [f"d{d}" for d in ranking]}, separators=(",", ":")) + "\n")
+            tf.write("".join(f"{qid} Q0 d{d} {i + 1} {depth - i} bench\n" for i, d in enumerate(ranking)))
+    return paths
+
+
+PEERS = {
+    "ranx": """
+        from ranx import Qrels, Run, evaluate
+        qrels = Qrels.from_file({qrels!r}, kind="trec")
+        run = Run.from_file({run!r}, kind="trec")
+        evaluate(qrels, run, ["precision@{k}", "recall@{k}", "ndcg@{k}", "mrr@{k}", "map@{k}"])
+    """,
+    "pytrec_eval": """
+        import pytrec_eval
+        qrels, run = {{}}, {{}}
+        for line in open({qrels!r}):
+            q, _, d, g = line.split()
+            qrels.setdefault(q, {{}})[d] = int(g)
+        for line in open({run!r}):
+            q, _, d, _, s, _ = line.split()
+            run.setdefault(q, {{}})[d] = float(s)
+        ev = pytrec_eval.RelevanceEvaluator(qrels, {{"P.{k}", "recall.{k}", "ndcg_cut.{k}", "recip_rank", "map_cut.{k}"}})
+        ev.evaluate(run)
+    """,
+    "ir_measures": """
+        import ir_measures
+        from ir_measures import P, R, nDCG, RR, AP
+        qrels = list(ir_measures.read_trec_qrels({qrels!r}))
+        run = list(ir_measures.read_trec_run({run!r}))
+        ir_measures.calc_aggregate([P@{k}, R@{k}, nDCG@{k}, RR@{k}, AP@{k}], qrels, run)
+    """,
+    "orjson floor": """
+        import orjson
+        with open({run_jsonl!r}, "rb") as fh:
+            for line in fh:
+                orjson.loads(line)
+    """,
+}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--sizes", default="10000x100,7000x1000,100000x100")
+    parser.add_argument("--k", type=int, default=10)
+    parser.add_argument("--peers", default="retrieval-eval,ranx,pytrec_eval,ir_measures")
+    args = parser.parse_args()
+    cache = Path(os.environ.get("GOLDKEEPER_BENCH_CACHE", Path(tempfile.gettempdir()) / "goldkeeper-bench"))
+    cache.mkdir(parents=True, exist_ok=True)
+    bindir = Path(sys.executable).parent
+    wanted = set(args.peers.split(","))
+    for size in args.sizes.split(","):
+        queries, depth = (int(x) for x in size.split("x"))
+        paths = generate(cache, queries, depth)
+        print(f"\n{queries:,} queries x {depth:,}-deep rankings, k={args.k}", flush=True)
+        commands = {
+            "goldkeeper": [str(bindir / "goldkeeper"), "score", "--judgments", str(paths["judgments.jsonl"]),
+                           "--run", str(paths["run.jsonl"]), "-k", str(args.k), "--format", "json"],
+        }
+        if "retrieval-eval" in wanted:
+            commands["retrieval-eval 0.1.1"] = [str(bindir / "retrieval-eval"), "score", "--judgments",
+                                               str(paths["judgments.jsonl"]), "--run", str(paths["run.jsonl"]),
+                                               "-k", str(args.k), "--json"]
+        for name, code in PEERS.items():
+            if name in wanted or name == "orjson floor":
+                script = textwrap.dedent(code).format(qrels=str(paths["qrels"]), run=str(paths["run.trec"]),
+                                                      run_jsonl=str(paths["run.jsonl"]), k=args.k)
+                commands[name] = [sys.executable, "-c", script]
+        times: dict[str, list[float]] = {name: [] for name in commands}
+        peaks: dict[str, float] = {name: 0.0 for name in commands}
+        for _ in range(args.repeats):
+            for name, argv in commands.items():
+                elapsed, peak, _code = measure(argv)
+                times[name].append(elapsed)
+                peaks[name] = max(peaks[name], peak)
+        ours = statistics.median(times["goldkeeper"])
+        for name in commands:
+            median = statistics.median(times[name])
+            ratio = "" if name == "goldkeeper" else f"  goldkeeper is {median / ours:5.2f}x faster" if name != "orjson floor" else f"  goldkeeper / floor = {ours / median:.2f}"
+            print(f"  {name:22s} {median:8.2f} s {peaks[name]:8.0f} MiB{ratio}", flush=True)
+        if "retrieval-eval 0.1.1" in peaks:
+            print(f"  peak memory ratio goldkeeper / retrieval-eval = {peaks['goldkeeper'] / peaks['retrieval-eval 0.1.1']:.3f}")
+
+
+if __name__ == "__main__":
+    main()
