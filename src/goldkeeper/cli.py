@@ -215,7 +215,8 @@ def score(
     from goldkeeper.core.scoring import score as score_run
     from goldkeeper.core.validation import Validator
     from goldkeeper.io.files import write_bytes_atomic
-    from goldkeeper.io.loading import load_baseline, load_label_rows, load_run
+    from goldkeeper.io.forked import start
+    from goldkeeper.io.loading import load_baseline, load_label_rows, load_run_prefixes
 
     if threshold < 1:
         raise UsageError(f"--threshold: must be an integer >= 1, got {threshold}")
@@ -233,14 +234,22 @@ def score(
     ks = ks or [10]
     generated_at = _generated_at(now)
     previous = load_baseline(baseline) if baseline else None
-    rows, judgments_sha = load_label_rows(judgments, judgments_format.value if judgments_format else None)
-    validator = Validator()
-    validator.add_many(rows)
-    validation = validator.result()
-    entries, run_hash = load_run(run, run_format)
-    result = score_run(build_qrels(rows), entries, k=ks, threshold=threshold)
+    # The run is read in a second process while this one reads and validates the judgments.
+    run_reader = start(load_run_prefixes, run, run_format, max(ks))
+    try:
+        rows, judgments_sha = load_label_rows(judgments, judgments_format.value if judgments_format else None)
+        validator = Validator()
+        validator.add_many(rows)
+        validation = validator.result()
+        qrels = build_qrels(rows)
+        del rows
+    except BaseException:
+        run_reader.cancel()
+        raise
+    entries, run_sha = run_reader.result()
+    result = score_run(qrels, entries, k=ks, threshold=threshold)
     inputs = {"judgments": {"url": judgments, "sha256": judgments_sha},
-              "run": {"url": run, "sha256": run_hash.hexdigest()}}
+              "run": {"url": run, "sha256": run_sha}}
     if baseline:
         inputs["baseline"] = {"url": baseline}
     built = build_report(result, validation, generated_at=generated_at, gates=gates,

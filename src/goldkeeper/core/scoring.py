@@ -30,6 +30,7 @@ __all__ = [
     "build_qrels",
     "score",
     "score_rows",
+    "ranking_prefix",
     "top_keys",
     "worst_stratum",
 ]
@@ -96,6 +97,24 @@ def top_keys(ranking: Sequence[str], depth: int) -> tuple[list[str], bool]:
             seen.add(key)
             unique.append(key)
     return unique, True
+
+
+def ranking_prefix(ranking: list[str], depth: int) -> list[str]:
+    """The shortest head of a ranking holding its first ``depth`` distinct keys.
+
+    Scoring at cutoffs up to ``depth`` reads nothing past it, repeats included, so a run can
+    be cut to these prefixes where it is read (or in another process) without changing any
+    number or any reported repeat.
+    """
+    head = ranking[:depth]
+    if len(set(head)) == len(head):
+        return head
+    seen: set[str] = set()
+    for index, key in enumerate(ranking):
+        seen.add(key)
+        if len(seen) == depth:
+            return ranking[: index + 1]
+    return ranking
 
 
 class WorstStratum(dict):

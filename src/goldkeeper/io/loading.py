@@ -13,12 +13,13 @@ from typing import Any
 from goldkeeper.core import qrels as qrels_format
 from goldkeeper.core.judgments import iter_judgment_blocks
 from goldkeeper.core.runs import iter_run
+from goldkeeper.core.scoring import ranking_prefix
 from goldkeeper.errors import InputError, UsageError
 from goldkeeper.io.files import iter_lines, read_bytes
 from goldkeeper.models.report import Report
 from goldkeeper.models.run import RunEntry
 
-__all__ = ["HashedLines", "load_baseline", "load_label_rows", "load_run"]
+__all__ = ["HashedLines", "load_baseline", "load_label_rows", "load_run", "load_run_prefixes"]
 
 
 def _source(url: str) -> str:
@@ -98,6 +99,20 @@ def load_run(url: str, fmt: str | None = None) -> tuple[Iterator[RunEntry], Hash
         data = b"".join(lines)
         return iter(qrels_format.parse_trec_run(_decode(data, source), source)), lines
     raise UsageError(f"unknown run format '{fmt}', expected jsonl or trec")
+
+
+def load_run_prefixes(url: str, fmt: str | None, depth: int) -> tuple[list[RunEntry], str]:
+    """Every run entry cut to what scoring at cutoffs up to ``depth`` reads, and the sha256.
+
+    Small enough to send between processes: the CLI reads the run in a forked child while it
+    reads the judgments itself.
+    """
+    entries, hashed = load_run(url, fmt)
+    cut = [
+        RunEntry.model_construct(query_id=e.query_id, ranking=ranking_prefix(e.ranking, depth), scores=None)
+        for e in entries
+    ]
+    return cut, hashed.hexdigest()
 
 
 def load_baseline(url: str) -> Report:

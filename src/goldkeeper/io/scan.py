@@ -12,15 +12,13 @@ without fork) takes the one-process path.
 
 from __future__ import annotations
 
-import multiprocessing
 import os
-import sys
 from collections.abc import Iterator
 
 from goldkeeper.core.judgments import iter_judgment_blocks
 from goldkeeper.core.validation import ValidationResult, Validator
-from goldkeeper.errors import InputError
 from goldkeeper.io.files import is_local, iter_blocks, local_path
+from goldkeeper.io.forked import can_fork, start
 
 __all__ = ["validate_url"]
 
@@ -73,19 +71,10 @@ def _feed(validator: Validator, path: str, source: str, start: int, stop: int, f
         validator.add_many(rows)
 
 
-def _child(conn, path: str, source: str, mid: int, size: int) -> None:  # pragma: no cover - forked
-    try:
-        first_line = _count_lines(path, mid) + 1
-        validator = Validator()
-        _feed(validator, path, source, mid, size, first_line)
-        conn.send(("ok", validator))
-    except InputError as error:
-        conn.send(("input", error))
-    except BaseException as error:  # noqa: BLE001 - reported to the parent, which re-raises
-        conn.send(("crash", f"{type(error).__name__}: {error}"))
-    finally:
-        conn.close()
-        os._exit(0)
+def _second_half(path: str, source: str, mid: int, size: int) -> Validator:  # runs forked
+    validator = Validator()
+    _feed(validator, path, source, mid, size, _count_lines(path, mid) + 1)
+    return validator
 
 
 def validate_url(url: str, *, workers: int = 2) -> ValidationResult:
@@ -94,32 +83,20 @@ def validate_url(url: str, *, workers: int = 2) -> ValidationResult:
     path = local_path(url) if url != "-" and is_local(url) else None
     size = os.path.getsize(path) if path is not None and os.path.isfile(path) else 0
     mid = _midpoint(path, size) if path is not None and size >= PARALLEL_MIN_BYTES else 0
-    can_fork = sys.platform.startswith("linux") and workers > 1
-    if not (path and mid and can_fork):
+    if not (path and mid and can_fork() and workers > 1):
         validator = Validator()
         for rows in iter_judgment_blocks(iter_blocks(url), source):
             validator.add_many(rows)
         return validator.result()
 
-    context = multiprocessing.get_context("fork")
-    receive, send = context.Pipe(duplex=False)
-    child = context.Process(target=_child, args=(send, path, source, mid, size), daemon=True)
-    child.start()
-    send.close()
+    second = start(_second_half, path, source, mid, size)
     validator = Validator()
     try:
         _feed(validator, path, source, 0, mid, 1)
     except BaseException:
-        child.kill()
-        child.join()
+        second.cancel()
         raise
-    kind, payload = receive.recv()
-    child.join()
-    if kind == "input":
-        raise payload
-    if kind == "crash":
-        raise RuntimeError(f"the second validation process failed: {payload}")
-    if not validator.absorb(payload):
+    if not validator.absorb(second.result()):
         _feed(validator, path, source, mid, size, _count_lines(path, mid) + 1)
     if validator.labels == 0:
         # Only blank lines on both sides: the one-pass reader words this error.
