@@ -24,13 +24,20 @@ from make_judgments import make_lines  # noqa: E402
 
 
 def _tree_rss(pid: int) -> int:
-    """Resident bytes of a process and all its descendants, from /proc."""
+    """Proportional resident bytes (PSS) of a process and all its descendants, from /proc.
+
+    PSS splits pages shared after a fork between the processes sharing them, so the sum is
+    the memory the tree really holds; summing RSS would count those pages twice.
+    """
     total, stack = 0, [pid]
     while stack:
         current = stack.pop()
         try:
-            with open(f"/proc/{current}/statm") as fh:
-                total += int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+            with open(f"/proc/{current}/smaps_rollup") as fh:
+                for line in fh:
+                    if line.startswith("Pss:"):
+                        total += int(line.split()[1]) * 1024
+                        break
             for task in os.listdir(f"/proc/{current}/task"):
                 with open(f"/proc/{current}/task/{task}/children") as fh:
                     stack.extend(int(c) for c in fh.read().split())
@@ -42,9 +49,9 @@ def _tree_rss(pid: int) -> int:
 def measure(argv: list[str]) -> tuple[float, float, int]:
     """Wall seconds, peak RSS in MiB and exit code of one run of argv.
 
-    The peak is the larger of the kernel's own peak for the command (ru_maxrss, exact for one
-    process) and the sum over its whole process tree sampled every 20 ms, so a tool that
-    forks is charged for all of its processes at once.
+    The peak is the larger of the kernel's own peak for the command's main process (ru_maxrss)
+    and the PSS summed over its whole process tree, sampled every 20 ms, so a tool that forks
+    is charged for all of its processes at once.
     """
     start = time.perf_counter()
     proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)

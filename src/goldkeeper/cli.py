@@ -201,6 +201,7 @@ def score(
     threshold: Annotated[int, typer.Option("--threshold", help="Lowest grade that counts as relevant.")] = 1,
     gate: Annotated[list[str], typer.Option("--gate", help="A gate expression; repeatable.")] = [],  # noqa: B006
     baseline: Annotated[Optional[str], typer.Option("--baseline", help="A previous report, for delta gates.")] = None,
+    corpus: Annotated[Optional[str], typer.Option("--corpus", help="A corpus snapshot: check drift first.")] = None,
     report: Annotated[Optional[str], typer.Option("--report", help="Also write the report JSON here.")] = None,
     judgments_format: Annotated[Optional[LabelsFormat], typer.Option("--judgments-format")] = None,
     run_format: Annotated[Optional[str], typer.Option("--run-format", help="jsonl or trec; guessed if omitted.")] = None,
@@ -242,6 +243,16 @@ def score(
         validator.add_many(rows)
         validation = validator.result()
         qrels = build_qrels(rows)
+        drift_counts = corpus_info = None
+        if corpus:
+            from goldkeeper.core.drift import classify, parse_corpus
+            from goldkeeper.io.files import read_bytes
+            from goldkeeper.models.report import CorpusInfo, DriftCounts
+
+            snapshot = parse_corpus(read_bytes(corpus), _source_name(corpus))
+            drift_counts = DriftCounts(**classify(rows, snapshot).summary)
+            corpus_info = CorpusInfo(fingerprint=snapshot.corpus_fingerprint, chunks=len(snapshot.chunks),
+                                     documents=len({c.doc_uri for c in snapshot.chunks}))
         del rows
     except BaseException:
         run_reader.cancel()
@@ -252,8 +263,10 @@ def score(
               "run": {"url": run, "sha256": run_sha}}
     if baseline:
         inputs["baseline"] = {"url": baseline}
+    if corpus:
+        inputs["corpus"] = {"url": corpus}
     built = build_report(result, validation, generated_at=generated_at, gates=gates,
-                         baseline=previous, inputs=inputs)
+                         baseline=previous, inputs=inputs, drift=drift_counts, corpus=corpus_info)
     import orjson  # several times faster than json for reports with a value per query
 
     document = orjson.dumps(built.to_json_dict(), option=orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE)
@@ -271,6 +284,28 @@ def score(
 
         print_report(built)
     raise typer.Exit(EXIT_OK if built.verdict.status == "PASS" else EXIT_FAILED)
+
+
+@app.command()
+def drift(
+    judgments: Annotated[str, typer.Option("--judgments", "-j", help="Judgments JSONL.")],
+    corpus: Annotated[str, typer.Option("--corpus", "-c", help="A corpus snapshot (corpus.json).")],
+    output: FormatOption = OutputFormat.text,
+) -> None:
+    """Classify every label against a live corpus. Exit 1 when any label no longer matches."""
+    from goldkeeper.core.drift import classify, parse_corpus
+    from goldkeeper.io.files import read_bytes
+    from goldkeeper.io.loading import load_label_rows
+
+    rows, _ = load_label_rows(judgments, "jsonl")
+    result = classify(rows, parse_corpus(read_bytes(corpus), _source_name(corpus)))
+    if output is OutputFormat.json:
+        _emit_json(result.to_dict())
+    else:
+        from goldkeeper.render import print_drift
+
+        print_drift(result, len(rows))
+    raise typer.Exit(EXIT_FAILED if result.summary["invalid_ratio"] > 0 else EXIT_OK)
 
 
 @app.command()

@@ -146,3 +146,28 @@ def report_markdown(report) -> str:
         lines.append(f"- **{gate.status}** `{gate.expression}`")
     lines.extend(f"- {reason}" for reason in report.verdict.reasons)
     return "\n".join(lines).rstrip("\n") + "\n"
+
+
+def print_drift(result, labels: int, console: Console | None = None) -> None:
+    """Counts by status, the headline ratio, and what can be done about it."""
+    console = console or Console(highlight=False, soft_wrap=True)
+    summary = result.summary
+    console.print(f"{labels} labels; labeled at {result.judgments_fingerprint or 'unknown'}, "
+                  f"live corpus at {result.corpus_fingerprint or 'unknown'}")
+    rows = [("VALID", "green", summary["valid"], "chunk_id still live"),
+            ("RE_ANCHORABLE", "yellow", summary["re_anchorable"], "text moved to a new chunk_id"),
+            ("MERGED", "yellow", summary["merged"], "text absorbed into a coarser chunk"),
+            ("SPLIT", "yellow", summary["split"], "text now spans several chunks: needs a person"),
+            ("ORPHANED", "red", summary["orphaned"], "text or document gone: needs a person")]
+    for label, style, count, note in rows:
+        line = Text(f"{count:>7}  ", style=style)
+        line.append(f"{label:<14}")
+        line.append(note, style="dim")
+        console.print(line)
+    if summary["invalid_ratio"] > 0:
+        recoverable = summary["re_anchorable"] + summary["merged"]
+        console.print(Text(f"{summary['invalid_ratio']:.1%} of the labels no longer match the live corpus: "
+                           f"{recoverable} recoverable, {summary['split'] + summary['orphaned']} need a person",
+                           style="bold"))
+    else:
+        console.print(Text("every label still points at the text it was written for", style="green"))

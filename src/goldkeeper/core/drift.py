@@ -1,0 +1,245 @@
+"""Drift: which labels still point at the text a person judged, after a re-chunk.
+
+Statuses and resolution order are in spec/drift.md. Everything is indexed so the cost stays
+near-linear in labels plus corpus text: chunk ids and text hashes in hash maps, and MERGED
+and SPLIT searched only inside the label's own document, whose text is rebuilt once from its
+live chunks (in ordinal order, neighbours' overlaps folded, whitespace at seams ignored) and
+then searched with ``str.find``. No label is ever compared with every chunk.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic_core import from_json
+
+from goldkeeper.core.identity import normalize, text_sha
+from goldkeeper.errors import InputError, describe_value
+from goldkeeper.models.judgment import Judgment
+
+__all__ = ["DriftResult", "LiveChunk", "classify", "parse_corpus"]
+
+_WS = re.compile(r"\s+")
+_OVERLAP_WINDOW = 4096
+
+
+def _collapse(text: str) -> str:
+    return _WS.sub(" ", text).strip()
+
+
+@dataclass(frozen=True)
+class LiveChunk:
+    chunk_id: str
+    doc_uri: str
+    ordinal: int | None
+    text: str | None
+    text_sha: str | None
+
+    def order(self) -> tuple[int, str]:
+        return (self.ordinal if self.ordinal is not None else 1 << 62, self.chunk_id)
+
+
+@dataclass
+class Corpus:
+    chunks: list[LiveChunk]
+    corpus_fingerprint: str | None = None
+    chunker_fingerprint: str | None = None
+
+
+def parse_corpus(data: bytes | str, source: str = "corpus") -> Corpus:
+    """The spec's corpus.json: ``{"corpus_fingerprint", "chunker_fingerprint", "chunks"}``."""
+    try:
+        payload = from_json(data, allow_inf_nan=False)
+    except ValueError as error:
+        raise InputError(source, f"not valid JSON ({error})", field="json", found="the file") from None
+    if not isinstance(payload, dict) or not isinstance(payload.get("chunks"), list):
+        raise InputError(source, "a corpus snapshot is an object with a chunks array", field="chunks",
+                         found=describe_value(payload.get("chunks") if isinstance(payload, dict) else payload))
+    chunks = []
+    for index, raw in enumerate(payload["chunks"]):
+        where = f"chunks[{index}]"
+        if not isinstance(raw, dict):
+            raise InputError(source, "must be an object", field=where, found=describe_value(raw))
+        for name in ("chunk_id", "doc_uri"):
+            if not isinstance(raw.get(name), str) or not raw[name]:
+                raise InputError(source, "required, must be a non-empty string", field=f"{where}.{name}",
+                                 found=describe_value(raw.get(name)))
+        ordinal = raw.get("ordinal")
+        if ordinal is not None and (type(ordinal) is not int or ordinal < 0):
+            raise InputError(source, "must be a non-negative integer", field=f"{where}.ordinal",
+                             found=describe_value(ordinal))
+        for name in ("text", "text_sha"):
+            if raw.get(name) is not None and not isinstance(raw[name], str):
+                raise InputError(source, "must be a string", field=f"{where}.{name}", found=describe_value(raw[name]))
+        text = raw.get("text")
+        chunks.append(LiveChunk(raw["chunk_id"], raw["doc_uri"], ordinal, text,
+                                raw.get("text_sha") or (text_sha(text) if text is not None else None)))
+    fingerprints = {name: payload.get(name) for name in ("corpus_fingerprint", "chunker_fingerprint")}
+    return Corpus(chunks, **{k: v if isinstance(v, str) else None for k, v in fingerprints.items()})
+
+
+@dataclass
+class _Document:
+    """A document's live text, rebuilt from its chunks, and where each chunk lies in it."""
+
+    text: str
+    spans: list[tuple[int, int, LiveChunk]]
+
+
+def _overlap(tail: str, head: str) -> int:
+    """Length of the longest suffix of ``tail`` that is a prefix of ``head`` (KMP, O(n))."""
+    window = min(len(tail), len(head), _OVERLAP_WINDOW)
+    if window == 0:
+        return 0
+    probe = head[:window] + "\x00" + tail[-window:]
+    prefix = [0] * len(probe)
+    for i in range(1, len(probe)):
+        j = prefix[i - 1]
+        while j and probe[i] != probe[j]:
+            j = prefix[j - 1]
+        if probe[i] == probe[j]:
+            j += 1
+        prefix[i] = j
+    return prefix[-1]
+
+
+def _rebuild(chunks: list[LiveChunk]) -> _Document:
+    text = ""
+    spans = []
+    for chunk in chunks:
+        if chunk.text is None:
+            continue
+        piece = _collapse(normalize(chunk.text))
+        if not piece:
+            continue
+        shared = _overlap(text, piece)
+        if shared:
+            start = len(text) - shared
+            text += piece[shared:]
+        else:
+            if text:
+                text += " "
+            start = len(text)
+            text += piece
+        spans.append((start, start + len(piece), chunk))
+    return _Document(text, spans)
+
+
+@dataclass
+class DriftResult:
+    findings: list[dict[str, Any]]
+    summary: dict[str, Any]
+    judgments_fingerprint: str | None
+    corpus_fingerprint: str | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"findings": self.findings, "summary": self.summary,
+                "judgments_fingerprint": self.judgments_fingerprint,
+                "corpus_fingerprint": self.corpus_fingerprint}
+
+
+@dataclass
+class _Index:
+    ids: set[str] = field(default_factory=set)
+    by_sha: dict[str, list[LiveChunk]] = field(default_factory=dict)
+    by_doc: dict[str, list[LiveChunk]] = field(default_factory=dict)
+    documents: dict[str, _Document] = field(default_factory=dict)
+
+    def document(self, doc_uri: str) -> _Document | None:
+        if doc_uri not in self.by_doc:
+            return None
+        found = self.documents.get(doc_uri)
+        if found is None:
+            found = self.documents[doc_uri] = _rebuild(self.by_doc[doc_uri])
+        return found
+
+
+def _index(corpus: Corpus) -> _Index:
+    index = _Index()
+    for chunk in corpus.chunks:
+        index.ids.add(chunk.chunk_id)
+        if chunk.text_sha:
+            index.by_sha.setdefault(chunk.text_sha, []).append(chunk)
+        index.by_doc.setdefault(chunk.doc_uri, []).append(chunk)
+    for chunks in index.by_doc.values():
+        chunks.sort(key=LiveChunk.order)
+    return index
+
+
+def _rank(doc_uri: str):
+    # Same document first, then ordinal, then id: never file order.
+    return lambda c: (c.doc_uri != doc_uri, *c.order())
+
+
+def _classify_one(row: Mapping[str, Any], index: _Index) -> dict[str, Any]:
+    doc_uri = row["doc_uri"]
+    chunk = row.get("chunk_id")
+    finding: dict[str, Any] = {"query_id": row["query_id"], "doc_uri": doc_uri}
+    if chunk is None:
+        finding["status"] = "VALID" if doc_uri in index.by_doc else "ORPHANED"
+        return finding
+    finding["chunk_id"] = chunk
+    if chunk in index.ids:
+        finding["status"] = "VALID"
+        return finding
+    chunk_text = row.get("chunk_text")
+    sha = row.get("text_sha")
+    if chunk_text is not None:
+        own = text_sha(chunk_text)
+        if sha is not None and sha != own:
+            # The label contradicts itself; the text a person read is the better witness.
+            finding["text_sha_mismatch"] = True
+        sha = own
+    if sha is not None and sha in index.by_sha:
+        target = min(index.by_sha[sha], key=_rank(doc_uri))
+        finding.update(status="RE_ANCHORABLE", reanchor_to=target.chunk_id)
+        if target.doc_uri != doc_uri:
+            finding.update(cross_document=True, reanchor_doc_uri=target.doc_uri)
+        return finding
+    document = index.document(doc_uri) if chunk_text is not None else None
+    if document is not None:
+        wanted = _collapse(normalize(chunk_text))
+        if wanted:
+            containing = [c for s, e, c in document.spans if wanted in document.text[s:e]]
+            if containing:
+                target = min(containing, key=lambda c: (len(c.text or ""), *c.order()))
+                finding.update(status="MERGED", reanchor_to=target.chunk_id)
+                return finding
+            at = document.text.find(wanted)
+            if at >= 0:
+                end = at + len(wanted)
+                pieces = [c.chunk_id for s, e, c in document.spans if s < end and at < e]
+                finding.update(status="SPLIT", split_into=pieces)
+                return finding
+    finding["status"] = "ORPHANED"
+    return finding
+
+
+def classify(judgments: Iterable[Judgment | Mapping[str, Any]], corpus: Corpus) -> DriftResult:
+    """Classify every label against a live corpus (see the module docstring for the cost)."""
+    index = _index(corpus)
+    findings = []
+    fingerprints: set[str] = set()
+    for judgment in judgments:
+        row = judgment.__dict__ if isinstance(judgment, Judgment) else judgment
+        if row.get("corpus_fingerprint"):
+            fingerprints.add(row["corpus_fingerprint"])
+        findings.append(_classify_one(row, index))
+    counts = {"VALID": 0, "RE_ANCHORABLE": 0, "MERGED": 0, "SPLIT": 0, "ORPHANED": 0}
+    for finding in findings:
+        counts[finding["status"]] += 1
+    total = len(findings)
+    summary = {
+        "valid": counts["VALID"],
+        "re_anchorable": counts["RE_ANCHORABLE"],
+        "merged": counts["MERGED"],
+        "split": counts["SPLIT"],
+        "orphaned": counts["ORPHANED"],
+        "invalid_ratio": round((total - counts["VALID"]) / total, 12) if total else 0.0,
+    }
+    return DriftResult(findings, summary,
+                       next(iter(fingerprints)) if len(fingerprints) == 1 else None,
+                       corpus.corpus_fingerprint)
