@@ -206,6 +206,10 @@ def score(
     judgments_format: Annotated[Optional[LabelsFormat], typer.Option("--judgments-format")] = None,
     run_format: Annotated[Optional[str], typer.Option("--run-format", help="jsonl or trec; guessed if omitted.")] = None,
     now: Annotated[Optional[str], typer.Option("--now", help="Report time (ISO 8601); else SOURCE_DATE_EPOCH; else now.")] = None,
+    intervals: Annotated[bool, typer.Option("--intervals/--no-intervals", help="A confidence interval on every metric.")] = True,
+    confidence: Annotated[float, typer.Option("--confidence", help="Interval confidence level.")] = 0.95,
+    resamples: Annotated[int, typer.Option("--resamples", help="Bootstrap resamples for graded metrics.")] = 10_000,
+    seed: Annotated[int, typer.Option("--seed", help="Bootstrap seed.")] = 0,
     output: Annotated[ReportFormat, typer.Option("--format", help="text, json or markdown.")] = ReportFormat.text,
 ) -> None:
     """Score a run against judgments and decide the gates. Exit 0 PASS, 1 FAIL or INDETERMINATE."""
@@ -258,7 +262,16 @@ def score(
         run_reader.cancel()
         raise
     entries, run_sha = run_reader.result()
-    result = score_run(qrels, entries, k=ks, threshold=threshold)
+    spec = None
+    if intervals:
+        from goldkeeper.core.intervals import BootstrapSpec
+
+        if not 0 < confidence < 1:
+            raise UsageError(f"--confidence: must be between 0 and 1, got {confidence}")
+        if resamples < 100:
+            raise UsageError(f"--resamples: must be at least 100, got {resamples}")
+        spec = BootstrapSpec(confidence, resamples, seed)
+    result = score_run(qrels, entries, k=ks, threshold=threshold, intervals=spec)
     inputs = {"judgments": {"url": judgments, "sha256": judgments_sha},
               "run": {"url": run, "sha256": run_sha}}
     if baseline:
@@ -266,7 +279,8 @@ def score(
     if corpus:
         inputs["corpus"] = {"url": corpus}
     built = build_report(result, validation, generated_at=generated_at, gates=gates,
-                         baseline=previous, inputs=inputs, drift=drift_counts, corpus=corpus_info)
+                         baseline=previous, inputs=inputs, drift=drift_counts, corpus=corpus_info,
+                         intervals=spec)
     import orjson  # several times faster than json for reports with a value per query
 
     document = orjson.dumps(built.to_json_dict(), option=orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE)

@@ -54,12 +54,15 @@ _STATUS_STYLE = {"PASS": "bold green", "FAIL": "bold red", "INDETERMINATE": "bol
 
 def _metric_rows(report) -> list[tuple[str, list[str]]]:
     """Rows of (metric name, values by cutoff) in report order."""
-    names: dict[str, dict[int, float]] = {}
+    names: dict[str, dict[int, str]] = {}
     for metric_id, measurement in report.metrics.items():
         name, _, k = metric_id.partition("@")
-        names.setdefault(name, {})[int(k)] = measurement.value
+        shown = f"{measurement.value:.4f}"
+        if measurement.ci is not None:
+            shown += f" [{measurement.ci[0]:.3f}, {measurement.ci[1]:.3f}]"
+        names.setdefault(name, {})[int(k)] = shown
     ks = sorted({int(m.partition("@")[2]) for m in report.metrics})
-    return [(name, [f"{values[k]:.4f}" if k in values else "" for k in ks]) for name, values in names.items()], ks
+    return [(name, [values.get(k, "") for k in ks]) for name, values in names.items()], ks
 
 
 def stratum_order(report, metric: str) -> list[tuple[str, object, object]]:

@@ -40,10 +40,15 @@ def test_the_core_imports_only_the_standard_library_pydantic_numpy_and_scipy():
 
 @pytest.mark.parametrize("argv", [
     ["validate", str(FIXTURES / "basic" / "judgments.jsonl")],
+    ["score", "--judgments", str(FIXTURES / "basic" / "judgments.jsonl"), "--run",
+     str(FIXTURES / "basic" / "run.jsonl"), "--format", "json"],
+    ["drift", "--judgments", str(FIXTURES / "drift" / "judgments.jsonl"), "--corpus",
+     str(FIXTURES / "drift" / "corpus.json")],
     ["convert", str(FIXTURES / "qrels" / "trec.qrels"), "--to", "judgments"],
     ["--version"],
 ])
 def test_checking_commands_do_not_load_prefect(argv):
+    """Scoring, drift and validation never load prefect (fsspec only for non-local URLs)."""
     code = (
         "import sys\nfrom goldkeeper.cli import main\n"
         f"sys.argv = ['goldkeeper', *{argv!r}]\n"

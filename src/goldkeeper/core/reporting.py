@@ -83,6 +83,7 @@ def build_report(
     drift: DriftCounts | None = None,
     corpus: CorpusInfo | None = None,
     inputs: dict[str, Any] | None = None,
+    intervals: Any = None,
 ) -> Report:
     """The full report. ``generated_at`` is given, not read from a clock: the core is pure."""
     status, reasons = _base_verdict(result, validation, drift)
@@ -115,6 +116,18 @@ def build_report(
         validation={"ok": validation.ok, "issues": [i.model_dump() for i in validation.issues]},
         inputs=inputs or {},
     )
+    if intervals is not None:
+        report.intervals = {  # type: ignore[attr-defined]
+            "confidence": intervals.confidence,
+            "methods": {
+                "clopper-pearson": "exact binomial interval, for metrics whose per-query values are 0 or 1 "
+                                   "(Clopper and Pearson 1934; scipy.stats.beta)",
+                "bca": "bias-corrected and accelerated bootstrap of the mean over queries (Efron 1987; "
+                       "as scipy.stats.bootstrap method='BCa')",
+            },
+            "resamples": intervals.resamples,
+            "seed": intervals.seed,
+        }
     if gates:
         evaluation = evaluate_gates(report, gates, baseline)
         report.verdict.status = worse_status(report.verdict.status, evaluation.status)

@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from goldkeeper.core.intervals import BootstrapSpec, Interval, bca_intervals, metric_interval
 from goldkeeper.core.metric_ids import METRIC_NAMES, MetricId
 from goldkeeper.models.judgment import Judgment
 from goldkeeper.models.report import Measurement, StratumScore
@@ -193,11 +194,33 @@ def _round(value: float) -> float:
     return round(float(value), _ROUND)
 
 
-def _measurements(values: dict[MetricId, np.ndarray], rows: np.ndarray | slice) -> dict[str, Measurement]:
+def _measurements(values: dict[MetricId, np.ndarray], rows: np.ndarray | slice,
+                  intervals: BootstrapSpec | None) -> dict[str, Measurement]:
+    """Mean of each metric over ``rows``, with its interval when ``intervals`` is given:
+    Clopper-Pearson for 0/1 values, BCa for graded ones (one shared set of resamples)."""
+    selected = {metric: column[rows] for metric, column in values.items()}
+    found: dict[MetricId, Interval] = {}
+    if intervals is not None:
+        graded = []
+        for metric, column in selected.items():
+            exact = metric_interval(column, intervals)
+            if exact is None:
+                graded.append(metric)
+            else:
+                found[metric] = exact
+        if graded:
+            matrix = np.column_stack([selected[metric] for metric in graded])
+            found.update(zip(graded, bca_intervals(matrix, intervals)))
     out = {}
-    for metric, column in values.items():
-        selected = column[rows]
-        out[str(metric)] = Measurement(value=_round(selected.mean()), n=int(selected.size), deterministic=True)
+    for metric, column in selected.items():
+        measurement = Measurement(value=_round(column.mean()), n=int(column.size), deterministic=True)
+        interval = found.get(metric)
+        if interval is not None:
+            measurement.ci = (_round(interval.low), _round(interval.high))
+            measurement.ci_method = interval.method  # type: ignore[attr-defined]
+            if interval.note:
+                measurement.ci_note = interval.note  # type: ignore[attr-defined]
+        out[str(metric)] = measurement
     return out
 
 
@@ -208,13 +231,15 @@ def score(
     threshold: int = DEFAULT_THRESHOLD,
     *,
     worst_metric: str | None = None,
+    intervals: BootstrapSpec | None = None,
 ) -> ScoreResult:
     """Score a run. ``k`` is one cutoff or several; every metric is computed at each.
 
     Queries with no label at the threshold are excluded and listed; judged queries the run
     lacks score 0 and are listed; run entries for unjudged queries are ignored and listed.
     When no query is scored, ``metrics`` is empty. ``worst_metric`` (default: recall at the
-    first cutoff) names the metric ``worst_stratum`` compares.
+    first cutoff) names the metric ``worst_stratum`` compares. ``intervals`` adds a confidence
+    interval to every mean, overall and per stratum (goldkeeper.core.intervals).
     """
     ks = [k] if isinstance(k, int) else list(dict.fromkeys(k))
     if not ks or any(isinstance(c, bool) or not isinstance(c, int) or c < 1 for c in ks):
@@ -264,7 +289,7 @@ def score(
         for metric, column in part.items():
             values[metric][start:start + _SLICE] = column
 
-    metrics = _measurements(values, slice(None)) if n else {}
+    metrics = _measurements(values, slice(None), intervals) if n else {}
     names = [str(metric) for metric in values]
     columns = [np.round(column, _ROUND).tolist() for column in values.values()]
     per_query = {query_id: dict(zip(names, row)) for query_id, row in zip(scored_ids, zip(*columns))}
@@ -281,7 +306,7 @@ def score(
         for name in sorted(members):
             rows = np.asarray(members[name], dtype=np.int64)
             per_stratum[name] = StratumScore(
-                n=int(rows.size), metrics=_measurements(values, rows) if rows.size else {}
+                n=int(rows.size), metrics=_measurements(values, rows, intervals) if rows.size else {}
             )
         worst = worst_stratum(per_stratum, worst_metric or str(MetricId("recall", ks[0])))
 

@@ -1,0 +1,137 @@
+"""Confidence intervals for metrics averaged over queries.
+
+``clopper_pearson``: the exact binomial interval (Clopper and Pearson, Biometrika 1934), from
+the beta quantiles in scipy.stats, for metrics whose per-query values are all 0 or 1.
+
+``bca_interval``: the bias-corrected and accelerated bootstrap (Efron, JASA 1987), as
+scipy.stats.bootstrap(method="BCa") computes it (mid-rank bias correction, jackknife
+acceleration, linear percentiles), vectorised so that many metrics over the same queries
+share one set of resamples: each resample is a vector of counts, and every metric's
+resampled means are one matrix product. Degenerate samples (every value equal) get a
+zero-width interval and say so, where scipy returns NaN.
+
+Both are seeded and deterministic: the same values, confidence and seed give the same bounds.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+__all__ = ["BootstrapSpec", "Interval", "bca_interval", "bca_intervals", "clopper_pearson", "metric_interval"]
+
+_CHUNK_CELLS = 4_000_000  # resample counts held at once: bounded memory at any n
+
+
+@dataclass(frozen=True)
+class BootstrapSpec:
+    confidence: float = 0.95
+    resamples: int = 10_000
+    seed: int = 0
+
+
+@dataclass(frozen=True)
+class Interval:
+    low: float
+    high: float
+    method: str
+    note: str | None = None
+
+
+def _check_confidence(confidence: float) -> None:
+    if not 0 < confidence < 1:
+        raise ValueError(f"confidence: must be between 0 and 1, got {confidence}")
+
+
+def clopper_pearson(successes: int, n: int, confidence: float = 0.95) -> tuple[float, float]:
+    """Exact two-sided binomial interval for ``successes`` out of ``n``."""
+    from scipy.stats import beta
+
+    _check_confidence(confidence)
+    if n <= 0 or not 0 <= successes <= n:
+        raise ValueError(f"clopper_pearson: need 0 <= successes <= n and n >= 1, got {successes}/{n}")
+    alpha = 1 - confidence
+    low = 0.0 if successes == 0 else float(beta.ppf(alpha / 2, successes, n - successes + 1))
+    high = 1.0 if successes == n else float(beta.ppf(1 - alpha / 2, successes + 1, n - successes))
+    return low, high
+
+
+def _resampled_means(values: np.ndarray, spec: BootstrapSpec) -> np.ndarray:
+    """(resamples x metrics) means of bootstrap resamples of the rows of ``values`` (n x m)."""
+    n = values.shape[0]
+    rng = np.random.default_rng(spec.seed)
+    out = np.empty((spec.resamples, values.shape[1]))
+    step = max(1, _CHUNK_CELLS // max(n, 1))
+    for start in range(0, spec.resamples, step):
+        rows = min(step, spec.resamples - start)
+        picks = rng.integers(0, n, size=(rows, n))
+        picks += (np.arange(rows) * n)[:, None]
+        counts = np.bincount(picks.ravel(), minlength=rows * n).reshape(rows, n)
+        out[start:start + rows] = counts @ values
+    return out / n
+
+
+def bca_intervals(values: np.ndarray, spec: BootstrapSpec = BootstrapSpec()) -> list[Interval]:
+    """BCa intervals for the mean of every column of ``values`` (n queries x m metrics)."""
+    from scipy.special import ndtr, ndtri
+
+    _check_confidence(spec.confidence)
+    values = np.asarray(values, dtype=np.float64)
+    if values.ndim == 1:
+        values = values[:, None]
+    n, m = values.shape
+    if n == 0:
+        raise ValueError("bca_interval: needs at least one value, got none")
+    if not np.isfinite(values).all():
+        raise ValueError("bca_interval: values must be finite numbers")
+    theta = values.mean(axis=0)
+    degenerate = np.ptp(values, axis=0) == 0
+    note = "degenerate: every value is equal"
+    if n == 1 or degenerate.all():
+        return [Interval(float(v), float(v), "bca", note) for v in values[0]]
+    boot = _resampled_means(values, spec)
+    # Mid-rank bias correction, as scipy: ties with the estimate count half.
+    below = (boot < theta).sum(axis=0)
+    at_or_below = (boot <= theta).sum(axis=0)
+    z0 = ndtri((below + at_or_below) / (2.0 * spec.resamples))
+    # Jackknife acceleration from leave-one-out means (closed form for a mean).
+    loo = (values.sum(axis=0) - values) / (n - 1)
+    spread = loo.mean(axis=0) - loo
+    num = (spread ** 3).sum(axis=0)
+    den = 6.0 * ((spread ** 2).sum(axis=0) ** 1.5)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        accel = np.where(den > 0, num / den, 0.0)
+    alpha = (1 - spec.confidence) / 2
+    out = []
+    for j in range(m):
+        if degenerate[j]:
+            out.append(Interval(float(values[0, j]), float(values[0, j]), "bca", note))
+            continue
+        bounds = []
+        for z_alpha in (ndtri(alpha), ndtri(1 - alpha)):
+            shifted = z0[j] + z_alpha
+            bounds.append(float(ndtr(z0[j] + shifted / (1 - accel[j] * shifted))))
+        if not all(math.isfinite(b) for b in bounds):
+            # Every resample on one side of the estimate: the percentiles are the edges.
+            bounds = [0.0 if math.isnan(b) else b for b in bounds]
+        low, high = np.percentile(boot[:, j], [100 * bounds[0], 100 * bounds[1]])
+        out.append(Interval(float(low), float(high), "bca"))
+    return out
+
+
+def bca_interval(values: Sequence[float], confidence: float = 0.95, resamples: int = 10_000,
+                 seed: int = 0) -> tuple[float, float]:
+    """BCa bootstrap interval for the mean of ``values`` (see ``bca_intervals``)."""
+    (found,) = bca_intervals(np.asarray(values, dtype=np.float64), BootstrapSpec(confidence, resamples, seed))
+    return found.low, found.high
+
+
+def metric_interval(column: np.ndarray, spec: BootstrapSpec) -> Interval | None:
+    """Clopper-Pearson when every value is 0 or 1, else None (the caller bootstraps)."""
+    if column.size and np.isin(column, (0.0, 1.0)).all():
+        low, high = clopper_pearson(int(column.sum()), int(column.size), spec.confidence)
+        return Interval(low, high, "clopper-pearson")
+    return None
