@@ -279,8 +279,7 @@ def score(
     if corpus:
         inputs["corpus"] = {"url": corpus}
     built = build_report(result, validation, generated_at=generated_at, gates=gates,
-                         baseline=previous, inputs=inputs, drift=drift_counts, corpus=corpus_info,
-                         intervals=spec)
+                         baseline=previous, inputs=inputs, drift=drift_counts, corpus=corpus_info)
     import orjson  # several times faster than json for reports with a value per query
 
     document = orjson.dumps(built.to_json_dict(), option=orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE)

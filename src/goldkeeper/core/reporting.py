@@ -83,7 +83,6 @@ def build_report(
     drift: DriftCounts | None = None,
     corpus: CorpusInfo | None = None,
     inputs: dict[str, Any] | None = None,
-    intervals: Any = None,
 ) -> Report:
     """The full report. ``generated_at`` is given, not read from a clock: the core is pure."""
     status, reasons = _base_verdict(result, validation, drift)
@@ -116,6 +115,7 @@ def build_report(
         validation={"ok": validation.ok, "issues": [i.model_dump() for i in validation.issues]},
         inputs=inputs or {},
     )
+    intervals = result.intervals
     if intervals is not None:
         report.intervals = {  # type: ignore[attr-defined]
             "confidence": intervals.confidence,

@@ -140,6 +140,8 @@ class ScoreResult:
     per_stratum: dict[str, StratumScore] | None
     worst_stratum: dict | None
     stratum_conflicts: dict[str, list[str]]
+    #: The interval settings used (resamples capped for very large query sets), or None.
+    intervals: BootstrapSpec | None = None
 
     @property
     def coverage(self) -> float:
@@ -226,7 +228,7 @@ def _measurements(values: dict[MetricId, np.ndarray], rows: np.ndarray | slice,
 
 def score(
     judgments: Iterable[Judgment] | Qrels,
-    run: Iterable[RunEntry],
+    run: Iterable[RunEntry],  # or anything with .query_id and .ranking
     k: int | Sequence[int] = DEFAULT_K,
     threshold: int = DEFAULT_THRESHOLD,
     *,
@@ -289,6 +291,8 @@ def score(
         for metric, column in part.items():
             values[metric][start:start + _SLICE] = column
 
+    if intervals is not None:
+        intervals = intervals.for_queries(n)
     metrics = _measurements(values, slice(None), intervals) if n else {}
     names = [str(metric) for metric in values]
     columns = [np.round(column, _ROUND).tolist() for column in values.values()]
@@ -326,6 +330,7 @@ def score(
         per_stratum=per_stratum,
         worst_stratum=worst,
         stratum_conflicts=dict(sorted(qrels.stratum_conflicts.items())),
+        intervals=intervals,
     )
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, NamedTuple
 
 from goldkeeper.core import qrels as qrels_format
 from goldkeeper.core.judgments import iter_judgment_blocks
@@ -101,17 +101,21 @@ def load_run(url: str, fmt: str | None = None) -> tuple[Iterator[RunEntry], Hash
     raise UsageError(f"unknown run format '{fmt}', expected jsonl or trec")
 
 
-def load_run_prefixes(url: str, fmt: str | None, depth: int) -> tuple[list[RunEntry], str]:
+class RunRow(NamedTuple):
+    """A run entry as scoring reads it: cheap to build and to send between processes."""
+
+    query_id: str
+    ranking: list[str]
+
+
+def load_run_prefixes(url: str, fmt: str | None, depth: int) -> tuple[list[RunRow], str]:
     """Every run entry cut to what scoring at cutoffs up to ``depth`` reads, and the sha256.
 
     Small enough to send between processes: the CLI reads the run in a forked child while it
     reads the judgments itself.
     """
     entries, hashed = load_run(url, fmt)
-    cut = [
-        RunEntry.model_construct(query_id=e.query_id, ranking=ranking_prefix(e.ranking, depth), scores=None)
-        for e in entries
-    ]
+    cut = [RunRow(e.query_id, ranking_prefix(e.ranking, depth)) for e in entries]
     return cut, hashed.hexdigest()
 
 
