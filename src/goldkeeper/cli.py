@@ -225,6 +225,8 @@ def score(
 
     if threshold < 1:
         raise UsageError(f"--threshold: must be an integer >= 1, got {threshold}")
+    if judgments == "-" and run == "-":
+        raise UsageError("--judgments and --run cannot both read stdin")
     ks = _cutoffs(k) if k else []
     try:
         gates = [parse_gate(expression) for expression in gate]

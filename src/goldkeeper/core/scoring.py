@@ -26,7 +26,6 @@ __all__ = [
     "DEFAULT_THRESHOLD",
     "Qrels",
     "ScoreResult",
-    "WorstStratum",
     "UNSTRATIFIED",
     "build_qrels",
     "score",
@@ -116,10 +115,6 @@ def ranking_prefix(ranking: list[str], depth: int) -> list[str]:
         if len(seen) == depth:
             return ranking[: index + 1]
     return ranking
-
-
-class WorstStratum(dict):
-    """``{"metric", "name", "value"}``: the weakest query class for one metric."""
 
 
 @dataclass
