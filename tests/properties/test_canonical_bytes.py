@@ -102,3 +102,34 @@ def test_block_parser_accepts_exactly_what_the_line_parser_accepts(rows):
     by_line = [j.canonical_dict() for j in goldkeeper.parse_judgments(data)]
     by_block = [r for block in iter_judgment_blocks([data]) for r in block]
     assert [goldkeeper.Judgment.model_construct(**r).canonical_dict() for r in by_block] == by_line
+
+
+MESSY_ROW = st.fixed_dictionaries(
+    {
+        "query_id": st.sampled_from(["q1", "q2", "q3"]),
+        "doc_uri": st.sampled_from(["d1", "d2", "d3", "d4"]),
+        "relevance": st.integers(min_value=0, max_value=3),
+    },
+    optional={
+        "query": st.sampled_from(["a", "b"]),
+        "chunk_id": st.sampled_from(["c1:" + "a" * 32, "c1:" + "b" * 32, "c1:bad"]),
+        "text_sha": st.sampled_from(["t1:" + "0" * 32, "t1:bad"]),
+        "chunk_text": st.sampled_from(["x", "y"]),
+        "corpus_fingerprint": st.sampled_from(["", "f1", "f2"]),
+        "labeled_by": st.sampled_from(["human:a", "synthetic:j", "ana", ""]),
+        "labeled_at": st.sampled_from(["2026-01-01", "yesterday"]),
+        "stratum": st.sampled_from(["", "s1", "s2"]),
+    },
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.lists(MESSY_ROW, max_size=8), max_size=4))
+def test_column_validation_equals_label_by_label_validation(batches):
+    from goldkeeper.core.validation import Validator
+
+    fast, slow = Validator(), Validator()
+    for batch in batches:
+        fast.add_many(batch)
+        slow._add_rows(batch)
+    assert fast.result() == slow.result()

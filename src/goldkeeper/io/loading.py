@@ -108,15 +108,43 @@ class RunRow(NamedTuple):
     ranking: list[str]
 
 
-def load_run_prefixes(url: str, fmt: str | None, depth: int) -> tuple[list[RunRow], str]:
+class RunPrefixes:
+    """Run entries packed as one flat list of strings and their lengths.
+
+    Sent between processes, a flat list of strings unpickles several times faster than the
+    same strings nested in a list of tuples of lists (0.07 s against 0.5 s for a million).
+    """
+
+    def __init__(self) -> None:
+        self.strings: list[str] = []
+        self.lengths: list[int] = []
+
+    def append(self, query_id: str, ranking: list[str]) -> None:
+        self.strings.append(query_id)
+        self.strings.extend(ranking)
+        self.lengths.append(len(ranking))
+
+    def __len__(self) -> int:
+        return len(self.lengths)
+
+    def __iter__(self) -> Iterator[RunRow]:
+        strings, at = self.strings, 0
+        for length in self.lengths:
+            yield RunRow(strings[at], strings[at + 1 : at + 1 + length])
+            at += 1 + length
+
+
+def load_run_prefixes(url: str, fmt: str | None, depth: int) -> tuple[RunPrefixes, str]:
     """Every run entry cut to what scoring at cutoffs up to ``depth`` reads, and the sha256.
 
     Small enough to send between processes: the CLI reads the run in a forked child while it
     reads the judgments itself.
     """
     entries, hashed = load_run(url, fmt)
-    cut = [RunRow(e.query_id, ranking_prefix(e.ranking, depth)) for e in entries]
-    return cut, hashed.hexdigest()
+    packed = RunPrefixes()
+    for entry in entries:
+        packed.append(entry.query_id, ranking_prefix(entry.ranking, depth))
+    return packed, hashed.hexdigest()
 
 
 def load_baseline(url: str) -> Report:
