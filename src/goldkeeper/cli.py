@@ -348,6 +348,8 @@ def example(
     sys.stdout.write(
         f"wrote {target}/judgments.jsonl, run.jsonl and corpus.json\n"
         f"next: goldkeeper validate {target}/judgments.jsonl\n"
+        f"      goldkeeper score --judgments {target}/judgments.jsonl --run {target}/run.jsonl -k 1,5\n"
+        f"      goldkeeper drift --judgments {target}/judgments.jsonl --corpus {target}/corpus.json\n"
     )
 
 
