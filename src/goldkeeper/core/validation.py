@@ -153,7 +153,7 @@ class Validator:
         if not all(map(_CHUNK_ID.fullmatch, present)):
             return False
         shas = list(map(_SHA, rows))
-        if not all(map(_TEXT_SHA.fullmatch, filter(None.__ne__, shas))):
+        if not all(map(_TEXT_SHA.fullmatch, [s for s in shas if s is not None])):
             return False
         for chunk_text, sha in zip(map(_CHUNK_TEXT, rows), shas):
             if chunk_text is not None and sha is not None and text_sha(chunk_text) != sha:
