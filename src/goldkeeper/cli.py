@@ -302,6 +302,62 @@ def score(
 
 
 @app.command()
+def compare(
+    judgments: Annotated[str, typer.Option("--judgments", "-j", help="Judgments JSONL, TREC qrels or BEIR TSV.")],
+    run: Annotated[list[str], typer.Option("--run", "-r", help="A run; the first is the baseline. Repeat.")],
+    k: Annotated[list[str], typer.Option("-k", "--k", help="Cutoffs, e.g. 5,10 (default 10).")] = [],  # noqa: B006
+    metric: Annotated[list[str], typer.Option("--metric", "-m", help="Metric ids to compare (default all).")] = [],  # noqa: B006
+    threshold: Annotated[int, typer.Option("--threshold")] = 1,
+    alpha: Annotated[float, typer.Option("--alpha", help="Family-wise error rate per metric.")] = 0.05,
+    resamples: Annotated[int, typer.Option("--resamples", help="Monte Carlo sign flips beyond 20 differing pairs.")] = 10_000,
+    seed: Annotated[int, typer.Option("--seed")] = 0,
+    output: FormatOption = OutputFormat.text,
+) -> None:
+    """Paired comparison of runs against the first: better, worse, no difference, or unresolvable."""
+    from goldkeeper.core.comparison import compare_scores
+    from goldkeeper.core.metric_ids import parse_metric_id
+    from goldkeeper.core.scoring import build_qrels
+    from goldkeeper.core.scoring import score as score_run
+    from goldkeeper.io.loading import load_label_rows, load_run
+
+    if len(run) < 2:
+        raise UsageError("compare needs at least two --run: a baseline and a challenger")
+    if len(set(run)) != len(run):
+        raise UsageError("compare: the same run file was given twice; a run is never compared with itself")
+    if not 0 < alpha < 1:
+        raise UsageError(f"--alpha: must be between 0 and 1, got {alpha}")
+    ks = _cutoffs(k) if k else []
+    for name in metric:
+        try:
+            parsed = parse_metric_id(name)
+        except ValueError as error:
+            raise UsageError(str(error)) from None
+        if parsed.k not in ks:
+            ks.append(parsed.k)
+    ks = ks or [10]
+    rows, _ = load_label_rows(judgments)
+    qrels = build_qrels(rows)
+    named = []
+    runs_info = []
+    for url in run:
+        entries, hashed = load_run(url)
+        result = score_run(qrels, entries, k=ks, threshold=threshold)
+        named.append((url, result))
+        runs_info.append({"url": url, "sha256": hashed.hexdigest(), "missing_queries": result.missing_queries})
+    try:
+        payload = compare_scores(named, metrics=list(metric) or None, alpha=alpha, resamples=resamples, seed=seed)
+    except ValueError as error:
+        raise UsageError(str(error)) from None
+    payload["runs"] = runs_info
+    if output is OutputFormat.json:
+        _emit_json(payload)
+    else:
+        from goldkeeper.render import print_comparison
+
+        print_comparison(payload)
+
+
+@app.command()
 def drift(
     judgments: Annotated[str, typer.Option("--judgments", "-j", help="Judgments JSONL.")],
     corpus: Annotated[str, typer.Option("--corpus", "-c", help="A corpus snapshot (corpus.json).")],

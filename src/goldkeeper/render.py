@@ -174,3 +174,20 @@ def print_drift(result, labels: int, console: Console | None = None) -> None:
                            style="bold"))
     else:
         console.print(Text("every label still points at the text it was written for", style="green"))
+
+
+def print_comparison(payload, console: Console | None = None) -> None:
+    from rich.table import Table
+
+    console = console or Console(highlight=False, soft_wrap=True)
+    console.print(f"baseline {payload['baseline']}, {payload['queries']} paired queries, alpha {payload['alpha']}")
+    table = Table(show_edge=False, pad_edge=False)
+    for name, justify in (("metric", "left"), ("challenger", "left"), ("diff", "right"), ("differ", "right"),
+                          ("p (Holm)", "right"), ("floor", "right"), ("verdict", "left")):
+        table.add_column(name, justify=justify)  # type: ignore[arg-type]
+    styles = {"better": "green", "worse": "red", "unresolvable": "yellow", "no difference detected": "dim"}
+    for row in payload["comparisons"]:
+        table.add_row(row["metric"], row["challenger"], f"{row['difference']:+.4f}", str(row["differing_pairs"]),
+                      f"{row['p_holm']:.4f}", f"{row['min_attainable_p']:.4f}",
+                      Text(row["verdict"], style=styles[row["verdict"]]))
+    console.print(table)

@@ -1,0 +1,90 @@
+"""Compare runs on the same judgments: better, worse, no difference detected, or unresolvable.
+
+Each challenger is paired with the baseline strictly by query id over the scored queries
+(a judged query a run lacks scores 0 for that run, so every run covers the same set), per
+metric, by ``paired_permutation_test``; p-values are Holm-adjusted across challengers within
+each metric. A comparison whose smallest attainable p exceeds alpha is *unresolvable*.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from goldkeeper.core.scoring import ScoreResult
+from goldkeeper.core.significance import holm, min_attainable_p, paired_permutation_test
+
+__all__ = ["compare_scores"]
+
+_ROUND = 12
+
+
+@dataclass(frozen=True)
+class _Pair:
+    metric: str
+    challenger: str
+    base: np.ndarray
+    other: np.ndarray
+
+
+def compare_scores(
+    named: list[tuple[str, ScoreResult]],
+    metrics: list[str] | None = None,
+    alpha: float = 0.05,
+    resamples: int = 10_000,
+    seed: int = 0,
+) -> dict[str, Any]:
+    """The first run is the baseline; every other is compared with it on every metric."""
+    if len(named) < 2:
+        raise ValueError("compare: needs a baseline and at least one challenger run")
+    if not 0 < alpha < 1:
+        raise ValueError(f"compare: alpha must be between 0 and 1, got {alpha}")
+    base_name, base = named[0]
+    queries = list(base.per_query)
+    for name, result in named[1:]:
+        if list(result.per_query) != queries:
+            raise ValueError(f"compare: run '{name}' was scored on other queries than '{base_name}'")
+    chosen = metrics or list(base.metrics)
+    comparisons: list[dict[str, Any]] = []
+    for metric in chosen:
+        if queries and metric not in base.per_query[queries[0]]:
+            raise ValueError(f"compare: metric '{metric}' was not computed")
+        base_values = np.array([base.per_query[q][metric] for q in queries])
+        rows = []
+        for name, result in named[1:]:
+            other = np.array([result.per_query[q][metric] for q in queries])
+            differing = int((np.abs(other - base_values) > 1e-12).sum())
+            rows.append({
+                "metric": metric,
+                "challenger": name,
+                "baseline_mean": round(float(base_values.mean()), _ROUND) if queries else None,
+                "challenger_mean": round(float(other.mean()), _ROUND) if queries else None,
+                "difference": round(float((other - base_values).mean()), _ROUND) if queries else None,
+                "differing_pairs": differing,
+                "p": paired_permutation_test(base_values, other, resamples=resamples, seed=seed),
+                "min_attainable_p": min_attainable_p(differing),
+            })
+        for row, adjusted in zip(rows, holm([r["p"] for r in rows])):
+            row["p_holm"] = adjusted
+            if row["min_attainable_p"] > alpha:
+                row["verdict"] = "unresolvable"
+            elif adjusted <= alpha:
+                row["verdict"] = "better" if row["difference"] > 0 else "worse"
+            else:
+                row["verdict"] = "no difference detected"
+        comparisons.extend(rows)
+    return {
+        "baseline": base_name,
+        "queries": len(queries),
+        "alpha": alpha,
+        "method": {
+            "test": "paired randomization (sign-flip) test on per-query differences; exact up to "
+                    "20 differing pairs, Monte Carlo with the add-one correction beyond",
+            "correction": "Holm across challengers within each metric",
+            "resamples": resamples,
+            "seed": seed,
+        },
+        "comparisons": comparisons,
+    }

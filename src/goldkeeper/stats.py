@@ -1,0 +1,24 @@
+"""goldkeeper's statistics, by name: what a retrieval evaluation must report beyond a mean.
+
+    clopper_pearson(successes, n, confidence=0.95) -> (lo, hi)     exact binomial interval
+    bca_interval(values, confidence=0.95, resamples=10000, seed=0) -> (lo, hi)
+    paired_permutation_test(a, b, alternative="two-sided", resamples=10000, seed=0) -> p
+    min_attainable_p(differing_pairs) -> p                            2 / 2^d
+    holm(pvalues) -> adjusted
+    summarize(samples) -> Measurement                                 Student-t, repeated samples
+
+Each names its source in its own docstring; all are seeded and deterministic.
+"""
+
+from goldkeeper.core.intervals import bca_interval, clopper_pearson
+from goldkeeper.core.significance import holm, min_attainable_p, paired_permutation_test
+from goldkeeper.core.summary import summarize
+
+__all__ = [
+    "bca_interval",
+    "clopper_pearson",
+    "holm",
+    "min_attainable_p",
+    "paired_permutation_test",
+    "summarize",
+]
