@@ -358,6 +358,53 @@ def compare(
 
 
 @app.command()
+def audit(
+    n: Annotated[int, typer.Option("-n", help="Number of queries the figure was computed on.")],
+    value: Annotated[float, typer.Option("-v", "--value", help="The reported mean, from 0 to 1.")],
+    metric: Annotated[str, typer.Option("-m", "--metric", help="Metric id, e.g. recall@5.")] = "recall@5",
+    baseline: Annotated[Optional[float], typer.Option("-b", "--baseline", help="The baseline it claims to beat.")] = None,
+    confidence: Annotated[float, typer.Option("--confidence")] = 0.95,
+    alpha: Annotated[float, typer.Option("--alpha")] = 0.05,
+    output: FormatOption = OutputFormat.text,
+) -> None:
+    """Audit a published figure: its interval, and whether a claimed lift could be significant.
+
+    Exit 1 when the lift is unresolvable: no outcome on that many queries could be significant."""
+    from goldkeeper.core.audit import audit as run_audit
+
+    try:
+        found = run_audit(n, metric, value, baseline, confidence, alpha)
+    except ValueError as error:
+        raise UsageError(str(error)) from None
+    if output is OutputFormat.json:
+        _emit_json(found)
+    else:
+        lo, hi = found["interval"]
+        lines = [f"{metric} = {value:.3f} on {n} queries"]
+        if "successes" in found:
+            lines.append(f"  that is {found['successes']}/{n} successes")
+        lines.append(f"  {confidence:.0%} interval   [{lo:.3f}, {hi:.3f}]   width {hi - lo:.3f}   ({found['interval_method']})")
+        lift = found.get("lift")
+        if lift:
+            lines.append(f"claimed lift {lift['difference']:+.3f} over {lift['baseline']:.3f}")
+            if "min_attainable_p" in lift:
+                if lift["differing_least"] == lift["differing_most"]:
+                    lines.append(f"  the two means determine it exactly: {lift['differing_most']} of {n} queries differ")
+                else:
+                    lines.append(f"  between {lift['differing_least']} and {lift['differing_most']} of {n} queries differ")
+                lines.append(f"  smallest attainable p   {lift['min_attainable_p']:.4f}")
+                if lift["verdict"] == "unresolvable":
+                    lines.append(f"  UNRESOLVABLE: no outcome of a paired test on {lift['differing_most']} differing "
+                                 f"queries can reach {alpha}; this is a fact about the sample size, not the systems")
+                else:
+                    lines.append("  resolvable: a paired test on the per-query values could be significant")
+            else:
+                lines.append(f"  {lift['note']}")
+        sys.stdout.write("\n".join(lines) + "\n")
+    raise typer.Exit(EXIT_FAILED if found.get("lift", {}).get("verdict") == "unresolvable" else EXIT_OK)
+
+
+@app.command()
 def drift(
     judgments: Annotated[str, typer.Option("--judgments", "-j", help="Judgments JSONL.")],
     corpus: Annotated[str, typer.Option("--corpus", "-c", help="A corpus snapshot (corpus.json).")],
