@@ -169,13 +169,13 @@ def score_rows(grade_rows: np.ndarray, ideal_rows: np.ndarray, n_relevant: np.nd
     dcg_lin = np.cumsum(grades * discount, axis=1)
     idcg_lin = np.cumsum(ideal * discount, axis=1)
     any_hit = hits.any(axis=1)
-    first = np.where(any_hit, np.argmax(hits, axis=1), depth)
+    first = np.where(any_hit, np.argmax(hits, axis=1), max(ks))  # no hit: past every cutoff
     relevant = n_relevant.astype(np.float64)
     safe_relevant = np.where(relevant > 0, relevant, 1.0)
     out: dict[MetricId, np.ndarray] = {}
     with np.errstate(divide="ignore", invalid="ignore"):
         for k in ks:
-            c = k - 1
+            c = min(k, depth) - 1  # columns past the matrix width repeat the last one
             found = cum_hits[:, c]
             out[MetricId("precision", k)] = found / k
             out[MetricId("recall", k)] = np.where(relevant > 0, found / safe_relevant, 0.0)
@@ -250,7 +250,7 @@ def score(
     scored_ids = [q for q, g in grades.items() if any(v >= threshold for v in g.values())]
     row_of = {q: i for i, q in enumerate(scored_ids)}
     n = len(scored_ids)
-    grade_rows = np.zeros((n, depth), dtype=np.int16)
+    row_grades: list[list[int] | None] = [None] * n
     seen_in_run: set[str] = set()
     duplicates: list[str] = []
     run_only: list[str] = []
@@ -269,8 +269,17 @@ def score(
         row = row_of.get(query_id)
         if row is not None and keys:
             get = judged.get
-            grade_rows[row, : len(keys)] = [get(key, 0) for key in keys]
+            row_grades[row] = [get(key, 0) for key in keys]
 
+    # Past the longest ranking and the most labels of any query every column is zero, so the
+    # matrices need be no wider than that, however large the cutoff asked for.
+    longest = max((len(g) for g in row_grades if g), default=0)
+    most_labels = max((len(grades[q]) for q in scored_ids), default=0)
+    depth = max(1, min(depth, max(longest, most_labels)))
+    grade_rows = np.zeros((n, depth), dtype=np.int16)
+    for row, found in enumerate(row_grades):
+        if found:
+            grade_rows[row, : len(found)] = found[:depth]
     ideal_rows = np.zeros((n, depth), dtype=np.int16)
     n_relevant = np.zeros(n, dtype=np.int64)
     for row, query_id in enumerate(scored_ids):
