@@ -408,22 +408,51 @@ def audit(
 def drift(
     judgments: Annotated[str, typer.Option("--judgments", "-j", help="Judgments JSONL.")],
     corpus: Annotated[str, typer.Option("--corpus", "-c", help="A corpus snapshot (corpus.json).")],
+    fix: Annotated[bool, typer.Option("--fix", help="Re-anchor RE_ANCHORABLE and MERGED labels.")] = False,
+    out: Annotated[Optional[str], typer.Option("--out", "-o", help="With --fix: write here, not in place.")] = None,
     output: FormatOption = OutputFormat.text,
 ) -> None:
-    """Classify every label against a live corpus. Exit 1 when any label no longer matches."""
-    from goldkeeper.core.drift import classify, parse_corpus
-    from goldkeeper.io.files import read_bytes
-    from goldkeeper.io.loading import load_label_rows
+    """Classify every label against a live corpus; --fix re-anchors the recoverable ones.
 
+    Exit 1 when a label no longer matches (without --fix) or still needs a person (with it)."""
+    from goldkeeper.core.drift import classify, parse_corpus
+    from goldkeeper.core.drift import fix as fix_labels
+    from goldkeeper.core.judgments import dump_judgments
+    from goldkeeper.io.files import read_bytes, write_bytes_atomic
+    from goldkeeper.io.loading import load_label_rows
+    from goldkeeper.models.judgment import Judgment
+
+    if out and not fix:
+        raise UsageError("--out only applies with --fix")
+    if fix and judgments == "-" and not out:
+        raise UsageError("--fix on stdin needs --out")
     rows, _ = load_label_rows(judgments, "jsonl")
-    result = classify(rows, parse_corpus(read_bytes(corpus), _source_name(corpus)))
+    snapshot = parse_corpus(read_bytes(corpus), _source_name(corpus))
+    result = classify(rows, snapshot)
+    moved = 0
+    if fix:
+        labels = [Judgment.model_construct(**row) for row in rows]
+        fixed, moved = fix_labels(labels, result, snapshot)
+        if moved:
+            write_bytes_atomic(out or judgments, dump_judgments(fixed).encode("utf-8"))
+        elif out:
+            write_bytes_atomic(out, dump_judgments(labels).encode("utf-8"))
+    summary = result.summary
+    needs_person = summary["split"] + summary["orphaned"]
     if output is OutputFormat.json:
-        _emit_json(result.to_dict())
+        payload = result.to_dict()
+        if fix:
+            payload["fixed"] = {"reanchored": moved, "needs_a_person": needs_person, "written_to": out or judgments}
+        _emit_json(payload)
     else:
         from goldkeeper.render import print_drift
 
         print_drift(result, len(rows))
-    raise typer.Exit(EXIT_FAILED if result.summary["invalid_ratio"] > 0 else EXIT_OK)
+        if fix:
+            sys.stdout.write(f"re-anchored {moved} label(s) in {out or judgments}; "
+                             f"{needs_person} still need a person\n")
+    failed = needs_person > 0 if fix else summary["invalid_ratio"] > 0
+    raise typer.Exit(EXIT_FAILED if failed else EXIT_OK)
 
 
 @app.command()

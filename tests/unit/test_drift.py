@@ -107,3 +107,48 @@ def test_score_with_corpus_reports_drift_and_gates_on_it(tmp_path):
     assert report["verdict"]["gates"][0]["status"] == "FAIL"
     assert "75% of judgments no longer match the live corpus" in report["verdict"]["reasons"]
     assert result.code == 1
+
+
+def _fix(tmp_path, case, *extra):
+    labels = tmp_path / "labels.jsonl"
+    labels.write_bytes((FIXTURES / case / "judgments.jsonl").read_bytes())
+    result = run_cli("drift", "-j", str(labels), "-c", str(FIXTURES / case / "corpus.json"), "--fix", *extra)
+    return labels, result
+
+
+def test_fix_moves_only_recoverable_labels_and_never_split_or_orphaned(tmp_path):
+    labels, result = _fix(tmp_path, "drift")
+    assert result.code == 1  # a SPLIT and an ORPHANED label still need a person
+    before = [json.loads(line) for line in (FIXTURES / "drift" / "judgments.jsonl").read_text().splitlines()]
+    after = [json.loads(line) for line in labels.read_text().splitlines()]
+    assert after[1]["chunk_id"] == "c1:4e556228a30930f72ad70a7f040abb44"
+    assert after[1]["reanchored_from"]["chunk_id"] == before[1]["chunk_id"]
+    assert after[1]["corpus_fingerprint"] == "recursive/384/64"
+    assert after[2] == before[2] and after[3] == before[3]  # SPLIT and ORPHANED untouched
+
+
+def test_fixing_a_fixed_file_changes_nothing(tmp_path):
+    labels, _ = _fix(tmp_path, "merge")
+    once = labels.read_bytes()
+    again = run_cli("drift", "-j", str(labels), "-c", str(FIXTURES / "merge" / "corpus.json"), "--fix")
+    assert again.code == 0
+    assert labels.read_bytes() == once
+
+
+def test_a_merged_label_stays_self_consistent(tmp_path):
+    labels, result = _fix(tmp_path, "merge")
+    assert result.code == 0
+    fixed = goldkeeper.read_judgments(str(labels))
+    merged = fixed[0]
+    assert merged.chunk_text.startswith("Annual plans") and "Monthly plans" in merged.chunk_text
+    assert merged.extra["reanchored_from"]["chunk_text"] == "Annual plans may be refunded within 30 days of renewal."
+    assert goldkeeper.validate(fixed).error_codes == []  # text_sha matches the new chunk_text
+
+
+def test_fix_with_out_leaves_the_input_alone(tmp_path):
+    source = tmp_path / "labels.jsonl"
+    source.write_bytes((FIXTURES / "merge" / "judgments.jsonl").read_bytes())
+    out = tmp_path / "fixed.jsonl"
+    run_cli("drift", "-j", str(source), "-c", str(FIXTURES / "merge" / "corpus.json"), "--fix", "--out", str(out))
+    assert source.read_bytes() == (FIXTURES / "merge" / "judgments.jsonl").read_bytes()
+    assert "reanchored_from" in out.read_text()

@@ -20,7 +20,7 @@ from goldkeeper.core.identity import normalize, text_sha
 from goldkeeper.errors import InputError, describe_value
 from goldkeeper.models.judgment import Judgment
 
-__all__ = ["DriftResult", "LiveChunk", "classify", "parse_corpus"]
+__all__ = ["DriftResult", "LiveChunk", "classify", "fix", "parse_corpus"]
 
 _WS = re.compile(r"\s+")
 _OVERLAP_WINDOW = 4096
@@ -243,3 +243,40 @@ def classify(judgments: Iterable[Judgment | Mapping[str, Any]], corpus: Corpus) 
     return DriftResult(findings, summary,
                        next(iter(fingerprints)) if len(fingerprints) == 1 else None,
                        corpus.corpus_fingerprint)
+
+
+def fix(judgments: Iterable[Judgment], result: DriftResult, corpus: Corpus) -> tuple[list[Judgment], int]:
+    """Re-anchor RE_ANCHORABLE and MERGED labels; leave every other label exactly as it was.
+
+    A moved label gets the live chunk's id, text hash and text (when the label stored text),
+    the document of its new chunk, and the corpus fingerprint; what it pointed at before is
+    kept in ``reanchored_from`` (id, hash, text, status). SPLIT and ORPHANED labels are never
+    touched: a fix never invents ground truth. Fixing a fixed set changes nothing, since every
+    moved label is then VALID. Returns the labels and how many moved.
+    """
+    by_id = {chunk.chunk_id: chunk for chunk in corpus.chunks}
+    out: list[Judgment] = []
+    moved = 0
+    for judgment, finding in zip(judgments, result.findings):
+        if finding["status"] not in ("RE_ANCHORABLE", "MERGED"):
+            out.append(judgment)
+            continue
+        target = by_id[finding["reanchor_to"]]
+        before = {"chunk_id": judgment.chunk_id, "status": finding["status"]}
+        if judgment.text_sha is not None:
+            before["text_sha"] = judgment.text_sha
+        if judgment.chunk_text is not None:
+            before["chunk_text"] = judgment.chunk_text
+        if judgment.doc_uri != target.doc_uri:
+            before["doc_uri"] = judgment.doc_uri
+        values = judgment.canonical_dict()
+        values.update(chunk_id=target.chunk_id, doc_uri=target.doc_uri, reanchored_from=before)
+        if target.text_sha is not None:
+            values["text_sha"] = target.text_sha
+        if judgment.chunk_text is not None and target.text is not None:
+            values["chunk_text"] = target.text
+        if corpus.corpus_fingerprint is not None:
+            values["corpus_fingerprint"] = corpus.corpus_fingerprint
+        out.append(Judgment.model_construct(**values))
+        moved += 1
+    return out, moved
