@@ -358,6 +358,61 @@ def compare(
 
 
 @app.command()
+def power(
+    judgments: Annotated[str, typer.Option("--judgments", "-j", help="Judgments JSONL, TREC qrels or BEIR TSV.")],
+    run: Annotated[list[str], typer.Option("--run", "-r", help="Baseline then candidate; omit both to assume a spread.")] = [],  # noqa: B006
+    metric: Annotated[str, typer.Option("--metric", "-m", help="Metric id.")] = "recall@10",
+    target: Annotated[Optional[float], typer.Option("--target", help="An effect to size the query set for.")] = None,
+    sd: Annotated[float, typer.Option("--sd", help="Assumed sd of per-query differences when no run is given.")] = 0.5,
+    alpha: Annotated[float, typer.Option("--alpha")] = 0.05,
+    power_: Annotated[float, typer.Option("--power", help="Wanted power.")] = 0.8,
+    threshold: Annotated[int, typer.Option("--threshold")] = 1,
+    output: FormatOption = OutputFormat.text,
+) -> None:
+    """What a gold set can resolve: smallest detectable effect, and queries needed for a target."""
+    from goldkeeper.core.metric_ids import parse_metric_id
+    from goldkeeper.core.power import power_analysis
+    from goldkeeper.core.scoring import build_qrels
+    from goldkeeper.core.scoring import score as score_run
+    from goldkeeper.io.loading import load_label_rows, load_run
+
+    if len(run) not in (0, 2):
+        raise UsageError("power takes no --run (an assumed spread) or exactly two: baseline, candidate")
+    try:
+        parsed = parse_metric_id(metric)
+    except ValueError as error:
+        raise UsageError(str(error)) from None
+    rows, _ = load_label_rows(judgments)
+    qrels = build_qrels(rows)
+    try:
+        if run:
+            results = [score_run(qrels, load_run(url)[0], k=[parsed.k], threshold=threshold) for url in run]
+            base, cand = (r.per_query for r in results)
+            diffs = [cand[q][metric] - base[q][metric] for q in base]
+            found = power_analysis(diffs, alpha=alpha, power=power_, target=target)
+        else:
+            scored = score_run(qrels, [], k=[parsed.k], threshold=threshold).queries_scored
+            found = power_analysis(n=scored, sd=sd, alpha=alpha, power=power_, target=target)
+    except ValueError as error:
+        raise UsageError(str(error)) from None
+    found["metric"] = metric
+    if output is OutputFormat.json:
+        _emit_json(found)
+        return
+    lines = [f"resolution of this gold set ({metric}):",
+             f"  n = {found['n']} queries, per-query difference sd = {found['sd']:.3f} ({found['sd_source']})"]
+    if "note" in found:
+        lines.append(f"  {found['note']}")
+    else:
+        lines.append(f"  smallest detectable effect at {power_:.0%} power: +{found['normal']['mde']:.3f} (normal), "
+                     f"+{found['t']['mde']:.3f} (paired t)")
+        if target is not None:
+            lines.append(f"  queries needed to resolve +{target}: {found['normal']['queries_needed']:,} (normal), "
+                         f"{found['t']['queries_needed']:,} (paired t)")
+    sys.stdout.write("\n".join(lines) + "\n")
+
+
+@app.command()
 def audit(
     n: Annotated[int, typer.Option("-n", help="Number of queries the figure was computed on.")],
     value: Annotated[float, typer.Option("-v", "--value", help="The reported mean, from 0 to 1.")],

@@ -1,0 +1,53 @@
+"""Power: the seed's numbers with the normal formula, and the paired t solved exactly."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from scipy import stats
+
+from goldkeeper.core.power import _t_power, power_analysis
+from tests.conftest import FIXTURES, run_cli
+
+
+def test_the_seeds_resolution_numbers_with_the_normal_formula():
+    found = power_analysis(n=10, sd=0.388, target=0.02)
+    assert round(found["normal"]["mde"], 3) == 0.344  # the seed: +0.344
+    assert abs(found["normal"]["queries_needed"] - 2957) <= 5  # the seed: 2,957 (its sd is rounded)
+
+
+def test_the_t_answers_satisfy_their_definition():
+    found = power_analysis(n=10, sd=0.388, target=0.344)
+    assert _t_power(10, found["t"]["mde"], 0.388, 0.05) == pytest.approx(0.8, abs=1e-6)
+    needed = found["t"]["queries_needed"]
+    assert _t_power(needed, 0.344, 0.388, 0.05) >= 0.8 > _t_power(needed - 1, 0.344, 0.388, 0.05)
+    assert needed > found["normal"]["queries_needed"]  # the t answer needs a few more queries
+
+
+def test_t_power_against_a_simulated_paired_t_test():
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    n, effect, sd = 20, 0.2, 0.4
+    rejected = sum(stats.ttest_1samp(rng.normal(effect, sd, n), 0).pvalue < 0.05 for _ in range(4000))
+    assert rejected / 4000 == pytest.approx(_t_power(n, effect, sd, 0.05), abs=0.025)
+
+
+def test_differences_give_their_own_spread():
+    found = power_analysis([0.0, 0.5, -0.5, 1.0, 0.0])
+    assert found["sd"] == pytest.approx(stats.tstd([0.0, 0.5, -0.5, 1.0, 0.0]))
+    assert found["sd_source"].startswith("per-query")
+
+
+def test_cli_with_two_runs_and_with_none(tmp_path):
+    case = FIXTURES / "basic"
+    other = tmp_path / "other.jsonl"
+    other.write_text('{"query_id": "q1", "ranking": ["d1"]}\n{"query_id": "q2", "ranking": ["d5"]}\n')
+    result = run_cli("power", "-j", str(case / "judgments.jsonl"), "-r", str(case / "run.jsonl"), "-r", str(other),
+                     "-m", "recall@3", "--format", "json")
+    assert result.code == 0, result.stderr
+    assert json.loads(result.stdout)["n"] == 2
+    assumed = run_cli("power", "-j", str(case / "judgments.jsonl"), "--target", "0.1")
+    assert assumed.code == 0 and "(assumed)" in assumed.stdout
+    assert run_cli("power", "-j", str(case / "judgments.jsonl"), "-r", str(other)).code == 2
