@@ -465,6 +465,7 @@ def drift(
     corpus: Annotated[str, typer.Option("--corpus", "-c", help="A corpus snapshot (corpus.json).")],
     fix: Annotated[bool, typer.Option("--fix", help="Re-anchor RE_ANCHORABLE and MERGED labels.")] = False,
     out: Annotated[Optional[str], typer.Option("--out", "-o", help="With --fix: write here, not in place.")] = None,
+    queue: Annotated[Optional[str], typer.Option("--queue", help="Write SPLIT and ORPHANED labels, with candidates, here (JSONL).")] = None,
     output: FormatOption = OutputFormat.text,
 ) -> None:
     """Classify every label against a live corpus; --fix re-anchors the recoverable ones.
@@ -492,6 +493,12 @@ def drift(
             write_bytes_atomic(out or judgments, dump_judgments(fixed).encode("utf-8"))
         elif out:
             write_bytes_atomic(out, dump_judgments(labels).encode("utf-8"))
+    if queue:
+        from goldkeeper.core.drift import rejudgment_queue
+
+        items = rejudgment_queue(rows, result, snapshot)
+        write_bytes_atomic(queue, "".join(
+            json.dumps(item, ensure_ascii=False, separators=(",", ":")) + "\n" for item in items).encode("utf-8"))
     summary = result.summary
     needs_person = summary["split"] + summary["orphaned"]
     if output is OutputFormat.json:
@@ -508,6 +515,26 @@ def drift(
                              f"{needs_person} still need a person\n")
     failed = needs_person > 0 if fix else summary["invalid_ratio"] > 0
     raise typer.Exit(EXIT_FAILED if failed else EXIT_OK)
+
+
+@app.command()
+def snapshot(
+    chunks: Annotated[str, typer.Argument(help="Chunker output JSONL: {doc_uri, doc_revision, ordinal, text} per line.")],
+    chunker: Annotated[str, typer.Option("--chunker", help="Chunker fingerprint, e.g. recursive/512/64.")],
+    out: Annotated[str, typer.Option("--out", "-o", help="Where to write corpus.json.")],
+    corpus_fingerprint: Annotated[Optional[str], typer.Option("--corpus-fingerprint")] = None,
+) -> None:
+    """Build a corpus snapshot (corpus.json) from chunker output, computing every id."""
+    from goldkeeper.core.drift import build_snapshot
+    from goldkeeper.core.judgments import decode_jsonl
+    from goldkeeper.io.files import iter_lines, write_bytes_atomic
+
+    source = _source_name(chunks)
+    rows = [value for _, value in decode_jsonl(iter_lines(chunks), source)]
+    built = build_snapshot(rows, chunker, corpus_fingerprint, source)
+    write_bytes_atomic(out, (json.dumps(built, ensure_ascii=False, indent=1) + "\n").encode("utf-8"))
+    sys.stdout.write(f"wrote {out}: {len(built['chunks'])} chunks of "
+                     f"{len({c['doc_uri'] for c in built['chunks']})} documents\n")
 
 
 @app.command()

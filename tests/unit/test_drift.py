@@ -152,3 +152,32 @@ def test_fix_with_out_leaves_the_input_alone(tmp_path):
     run_cli("drift", "-j", str(source), "-c", str(FIXTURES / "merge" / "corpus.json"), "--fix", "--out", str(out))
     assert source.read_bytes() == (FIXTURES / "merge" / "judgments.jsonl").read_bytes()
     assert "reanchored_from" in out.read_text()
+
+
+def test_the_queue_holds_split_and_orphaned_labels_with_candidates(tmp_path):
+    from goldkeeper.core.drift import rejudgment_queue
+
+    chunks = [chunk(P1, 0), chunk(P3, 1), chunk("Refunds for monthly plans stop after the billing date.", 2)]
+    rows = [label(P1 + "\n\n" + P3), label(P2), label(P1)]  # SPLIT, ORPHANED, RE_ANCHORABLE
+    result = classify(rows, Corpus(chunks))
+    queue = rejudgment_queue(rows, result, Corpus(chunks))
+    assert [item["status"] for item in queue] == ["SPLIT", "ORPHANED"]
+    assert [c["chunk_id"] for c in queue[0]["candidates"]] == [chunks[0].chunk_id, chunks[1].chunk_id]
+    assert queue[1]["candidates"][0]["chunk_id"] == chunks[2].chunk_id  # most words shared
+    assert all(0 < c["overlap"] <= 1 for c in queue[1]["candidates"])
+
+
+def test_snapshot_computes_the_spec_ids(tmp_path):
+    rows = tmp_path / "chunks.jsonl"
+    rows.write_text("".join(json.dumps({"doc_uri": DOC, "doc_revision": "r2", "ordinal": i, "text": t}) + "\n"
+                            for i, t in enumerate([P1, P2])))
+    out = tmp_path / "corpus.json"
+    result = run_cli("snapshot", str(rows), "--chunker", "new", "--out", str(out))
+    assert result.code == 0, result.stderr
+    built = json.loads(out.read_text())
+    assert [c["chunk_id"] for c in built["chunks"]] == [chunk(P1, 0).chunk_id, chunk(P2, 1).chunk_id]
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(json.dumps({"doc_uri": DOC, "ordinal": -1, "text": "x"}) + "\n")
+    refused = run_cli("snapshot", str(bad), "--chunker", "new", "--out", str(tmp_path / "x.json"))
+    assert refused.code == 2 and "chunks[0].ordinal" in refused.stderr
+    assert not (tmp_path / "x.json").exists()

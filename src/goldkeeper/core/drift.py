@@ -16,11 +16,11 @@ from typing import Any
 
 from pydantic_core import from_json
 
-from goldkeeper.core.identity import normalize, text_sha
+from goldkeeper.core.identity import chunk_id, normalize, text_sha
 from goldkeeper.errors import InputError, describe_value
 from goldkeeper.models.judgment import Judgment
 
-__all__ = ["DriftResult", "LiveChunk", "classify", "fix", "parse_corpus"]
+__all__ = ["DriftResult", "LiveChunk", "build_snapshot", "classify", "fix", "parse_corpus", "rejudgment_queue"]
 
 _WS = re.compile(r"\s+")
 _OVERLAP_WINDOW = 4096
@@ -280,3 +280,89 @@ def fix(judgments: Iterable[Judgment], result: DriftResult, corpus: Corpus) -> t
         out.append(Judgment.model_construct(**values))
         moved += 1
     return out, moved
+
+
+_WORD = re.compile(r"\w+")
+
+
+def _words(text: str) -> set[str]:
+    return set(_WORD.findall(normalize(text).lower()))
+
+
+def rejudgment_queue(
+    judgments: Iterable[Judgment | Mapping[str, Any]], result: DriftResult, corpus: Corpus, candidates: int = 3
+) -> list[dict[str, Any]]:
+    """One item per SPLIT or ORPHANED label, for a person to re-judge, with candidates found.
+
+    A SPLIT label's candidates are the chunks its text now spans, in document order. An
+    ORPHANED label's are the live chunks of its document (or, when the document is gone, none)
+    ranked by word overlap with the labeled text (Jaccard), ties by ordinal and id. The queue
+    proposes; it never decides: nothing here becomes ground truth until a person says so.
+    """
+    index = _index(corpus)
+    by_id = {chunk.chunk_id: chunk for chunk in corpus.chunks}
+    queue = []
+    for judgment, finding in zip(judgments, result.findings):
+        if finding["status"] not in ("SPLIT", "ORPHANED"):
+            continue
+        row = judgment.__dict__ if isinstance(judgment, Judgment) else judgment
+        item = {key: row[key] for key in ("query_id", "query", "doc_uri", "chunk_id", "chunk_text",
+                                          "relevance", "labeled_by", "labeled_at") if row.get(key) is not None}
+        item["status"] = finding["status"]
+        found: list[tuple[float | None, LiveChunk]] = []
+        if finding["status"] == "SPLIT":
+            found = [(None, by_id[chunk_id]) for chunk_id in finding["split_into"]]
+        elif row.get("chunk_text") and row["doc_uri"] in index.by_doc:
+            wanted = _words(row["chunk_text"])
+            scored = []
+            for chunk in index.by_doc[row["doc_uri"]]:
+                have = _words(chunk.text or "")
+                overlap = len(wanted & have) / len(wanted | have) if wanted | have else 0.0
+                if overlap > 0:
+                    scored.append((-overlap, *chunk.order(), chunk))
+            found = [(-s[0], s[-1]) for s in sorted(scored, key=lambda s: s[:3])[:candidates]]
+        item["candidates"] = [
+            {"chunk_id": c.chunk_id, "doc_uri": c.doc_uri, "ordinal": c.ordinal, "text": c.text,
+             **({} if score is None else {"overlap": round(score, 6)})}
+            for score, c in found
+        ]
+        queue.append(item)
+    return queue
+
+
+def build_snapshot(
+    chunks: Iterable[Mapping[str, Any]], chunker_fingerprint: str, corpus_fingerprint: str | None = None,
+    source: str = "chunks",
+) -> dict[str, Any]:
+    """A corpus.json from chunker output rows ``{doc_uri, doc_revision, ordinal, text}``.
+
+    Ids follow spec/chunk-id.md; ``doc_revision`` defaults to the text's own hash, as the spec
+    allows for sources without versions. Each row is checked, with its position on error.
+    """
+    out = []
+    for index, row in enumerate(chunks):
+        where = f"chunks[{index}]"
+        if not isinstance(row, Mapping):
+            raise InputError(source, "must be an object", field=where, found=describe_value(row))
+        for name in ("doc_uri", "text"):
+            if not isinstance(row.get(name), str) or (name == "doc_uri" and not row[name]):
+                raise InputError(source, "required, must be a string", field=f"{where}.{name}",
+                                 found=describe_value(row.get(name)))
+        ordinal = row.get("ordinal")
+        if type(ordinal) is not int or ordinal < 0:
+            raise InputError(source, "required, must be a non-negative integer", field=f"{where}.ordinal",
+                             found=describe_value(ordinal))
+        text = row["text"]
+        revision = row.get("doc_revision")
+        if revision is None:
+            revision = text_sha(text)
+        elif not isinstance(revision, str):
+            raise InputError(source, "must be a string", field=f"{where}.doc_revision", found=describe_value(revision))
+        try:
+            identity = chunk_id(row["doc_uri"], revision, ordinal, text, chunker_fingerprint)
+        except ValueError as error:
+            raise InputError(source, str(error).split(": ", 2)[-1], field=where) from None
+        out.append({"chunk_id": identity, "doc_uri": row["doc_uri"], "doc_revision": revision,
+                    "ordinal": ordinal, "text": text, "text_sha": text_sha(text)})
+    return {"corpus_fingerprint": corpus_fingerprint or chunker_fingerprint,
+            "chunker_fingerprint": chunker_fingerprint, "chunks": out}
