@@ -538,6 +538,29 @@ def snapshot(
 
 
 @app.command()
+def demo(
+    storage: Annotated[Optional[str], typer.Option("--storage", help="Storage root URL (default: ./.goldkeeper).")] = None,
+) -> None:
+    """Run the evaluate flow on the shipped example, on Prefect (a temporary local server if none
+    is configured), and publish the report to local storage."""
+    from importlib import resources
+
+    from goldkeeper.flows.evaluate import evaluate
+
+    examples = resources.files("goldkeeper.examples")
+    outcome = evaluate(
+        suite="example",
+        judgments_url=str(examples / "judgments.jsonl"),
+        run_url=str(examples / "run.jsonl"),
+        storage_url=storage,
+        k=[1, 5],
+        gates=["recall@5:0.8", "worst-stratum:recall@5:0.5", "coverage:1"],
+    )
+    sys.stdout.write(f"verdict {outcome['verdict']}; report at {outcome['report_url']}\n")
+    raise typer.Exit(EXIT_OK if outcome["verdict"] == "PASS" else EXIT_FAILED)
+
+
+@app.command()
 def example(
     directory: Annotated[str, typer.Argument(help="Where to write the example files.")] = "goldkeeper-example",
 ) -> None:

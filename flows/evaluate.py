@@ -1,0 +1,102 @@
+"""Score runs against a suite's judgments, publish the report, and show it on dashboards.
+
+The flow reads like its table of contents: load, validate, score, report, publish, show.
+Each task calls one core or io function; retries and timeouts live on the decorators.
+"""
+
+from __future__ import annotations
+
+import os
+from datetime import datetime, timezone
+from typing import Any
+
+from prefect import flow, task
+from prefect.artifacts import create_link_artifact, create_markdown_artifact, create_table_artifact
+
+from goldkeeper.core.intervals import BootstrapSpec
+from goldkeeper.core.reporting import build_report
+from goldkeeper.core.scoring import score
+from goldkeeper.core.validation import validate
+from goldkeeper.io.loading import load_label_rows, load_run_prefixes
+from goldkeeper.io.storage import default_root, publish_report, suite_slug
+from goldkeeper.render import report_markdown
+
+__all__ = ["evaluate"]
+
+
+@task(retries=2, retry_delay_seconds=[2, 10], timeout_seconds=900)
+def load_judgments(url: str) -> tuple[list[dict[str, Any]], str]:
+    return load_label_rows(url)
+
+
+@task(retries=2, retry_delay_seconds=[2, 10], timeout_seconds=900)
+def load_run(url: str, depth: int):
+    return load_run_prefixes(url, None, depth)
+
+
+@task(timeout_seconds=900)
+def check_judgments(rows: list[dict[str, Any]]):
+    return validate(rows)
+
+
+@task(timeout_seconds=1800)
+def score_run(rows: list[dict[str, Any]], run, ks: list[int], threshold: int, intervals: bool):
+    return score(rows, run, k=ks, threshold=threshold, intervals=BootstrapSpec() if intervals else None)
+
+
+@task(timeout_seconds=300)
+def assemble_report(result, validation, generated_at: str, gates: list[str], inputs: dict[str, Any]):
+    return build_report(result, validation, generated_at=generated_at, gates=gates, inputs=inputs)
+
+
+@task(retries=3, retry_delay_seconds=[1, 5, 20], timeout_seconds=300)
+def publish(storage_url: str, suite: str, report: dict[str, Any]) -> str:
+    return publish_report(storage_url, suite, report)
+
+
+@task(timeout_seconds=120)
+def show(suite: str, report, report_url: str) -> None:
+    """Summaries as artifacts under stable keys; the full report stays on storage."""
+    slug = suite_slug(suite)
+    rows = [{"metric": name, "value": m.value, "ci_low": m.ci[0] if m.ci else None,
+             "ci_high": m.ci[1] if m.ci else None, "n": m.n} for name, m in report.metrics.items()]
+    for name, stratum in (report.per_stratum or {}).items():
+        rows += [{"metric": f"{metric} [{name}]", "value": m.value, "ci_low": m.ci[0] if m.ci else None,
+                  "ci_high": m.ci[1] if m.ci else None, "n": stratum.n} for metric, m in stratum.metrics.items()]
+    create_table_artifact(key=f"goldkeeper-{slug}-metrics", table=rows, description=f"{suite}: metrics")
+    create_markdown_artifact(key=f"goldkeeper-{slug}-summary", markdown=report_markdown(report),
+                             description=f"{suite}: verdict and reasons")
+    create_link_artifact(key=f"goldkeeper-{slug}-report", link=report_url, description=f"{suite}: full report")
+
+
+def _now() -> str:
+    epoch = os.environ.get("SOURCE_DATE_EPOCH")
+    moment = datetime.fromtimestamp(int(epoch), tz=timezone.utc) if epoch else datetime.now(timezone.utc)
+    return moment.isoformat().replace("+00:00", "Z")
+
+
+@flow(name="goldkeeper-evaluate", log_prints=True)
+def evaluate(
+    suite: str,
+    judgments_url: str,
+    run_url: str,
+    storage_url: str | None = None,
+    k: list[int] = [10],  # noqa: B006 - Prefect parameters are validated copies
+    threshold: int = 1,
+    gates: list[str] = [],  # noqa: B006
+    intervals: bool = True,
+    generated_at: str | None = None,
+) -> dict[str, Any]:
+    """Score one run of one suite and publish the report; returns the verdict and its URL."""
+    storage_url = storage_url or default_root()
+    rows, judgments_sha = load_judgments(judgments_url)
+    run, run_sha = load_run(run_url, max(k))
+    validation = check_judgments(rows)
+    result = score_run(rows, run, k, threshold, intervals)
+    inputs = {"judgments": {"url": judgments_url, "sha256": judgments_sha},
+              "run": {"url": run_url, "sha256": run_sha}}
+    report = assemble_report(result, validation, generated_at or _now(), gates, inputs)
+    report_url = publish(storage_url, suite, report.to_json_dict())
+    show(suite, report, report_url)
+    print(f"{suite}: {report.verdict.status}; report at {report_url}")
+    return {"verdict": report.verdict.status, "report_url": report_url, "reasons": report.verdict.reasons}

@@ -1,0 +1,98 @@
+"""The storage layout flows publish to, on any fsspec root (spec/storage.md).
+
+    <root>/reports/<suite>/<time>-<sha12>.json      the full report, written once
+    <root>/history/<suite>.jsonl                    one line per evaluation
+    <root>/queue/<suite>/<time>.jsonl               labels that need a person
+
+The default root is ``file://<cwd>/.goldkeeper``. Every write is atomic (``write_bytes_atomic``);
+credentials come from the environment or the provider's chain, never from here.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+from typing import Any
+
+from goldkeeper.errors import StorageError, UsageError
+from goldkeeper.io.files import is_local, local_path, read_bytes, write_bytes_atomic
+
+__all__ = ["default_root", "publish_queue", "publish_report", "read_history", "suite_slug"]
+
+_SLUG = re.compile(r"[^a-z0-9]+")
+
+
+def default_root() -> str:
+    return "file://" + os.path.join(os.getcwd(), ".goldkeeper")
+
+
+def suite_slug(suite: str) -> str:
+    """A suite name as lowercase letters, digits and dashes (also Prefect's artifact-key rule)."""
+    slug = _SLUG.sub("-", suite.lower()).strip("-")
+    if not slug:
+        raise UsageError(f"suite '{suite}': needs at least one letter or digit")
+    return slug
+
+
+def _join(root: str, *parts: str) -> str:
+    return root.rstrip("/") + "/" + "/".join(parts)
+
+
+def _stamp(generated_at: str) -> str:
+    return re.sub(r"[^0-9TZ]", "", generated_at)
+
+
+def _ensure_parent(url: str) -> None:
+    if is_local(url):
+        os.makedirs(os.path.dirname(local_path(url)), exist_ok=True)
+
+
+def _write(url: str, data: bytes) -> None:
+    _ensure_parent(url)
+    write_bytes_atomic(url, data)
+
+
+def read_history(root: str, suite: str) -> list[dict[str, Any]]:
+    url = _join(root, "history", f"{suite_slug(suite)}.jsonl")
+    try:
+        data = read_bytes(url)
+    except StorageError:
+        return []
+    return [json.loads(line) for line in data.decode("utf-8").splitlines() if line.strip()]
+
+
+def publish_report(root: str, suite: str, report: dict[str, Any]) -> str:
+    """Write the report under reports/ and append its summary line to history/; its URL."""
+    slug = suite_slug(suite)
+    body = (json.dumps(report, ensure_ascii=False, indent=2) + "\n").encode("utf-8")
+    digest = hashlib.sha256(body).hexdigest()
+    url = _join(root, "reports", slug, f"{_stamp(report['generated_at'])}-{digest[:12]}.json")
+    _write(url, body)
+    line = {
+        "time": report["generated_at"],
+        "corpus_fingerprint": (report.get("corpus") or {}).get("fingerprint"),
+        "judgments_sha256": report.get("inputs", {}).get("judgments", {}).get("sha256"),
+        "run_sha256": report.get("inputs", {}).get("run", {}).get("sha256"),
+        "metrics": {name: {k: v for k, v in m.items() if k in ("value", "ci")} for name, m in report["metrics"].items()},
+        "verdict": report["verdict"]["status"],
+        "report": url,
+    }
+    history = _join(root, "history", f"{slug}.jsonl")
+    try:
+        existing = read_bytes(history)
+    except StorageError:
+        existing = b""
+    # Object stores cannot append: the history is rewritten whole, atomically.
+    _write(history, existing + (json.dumps(line, ensure_ascii=False) + "\n").encode("utf-8"))
+    return url
+
+
+def publish_queue(root: str, suite: str, items: list[dict[str, Any]], generated_at: str) -> str | None:
+    """Write the re-judgment queue, when it has items; its URL."""
+    if not items:
+        return None
+    url = _join(root, "queue", suite_slug(suite), f"{_stamp(generated_at)}.jsonl")
+    _write(url, "".join(json.dumps(i, ensure_ascii=False, separators=(",", ":")) + "\n" for i in items).encode("utf-8"))
+    return url
