@@ -13,10 +13,12 @@ from typing import Any
 from prefect import flow, task
 from prefect.artifacts import create_link_artifact, create_markdown_artifact, create_table_artifact
 
+from goldkeeper.core.drift import drift_counts
 from goldkeeper.core.intervals import BootstrapSpec
 from goldkeeper.core.reporting import build_report
 from goldkeeper.core.scoring import score
 from goldkeeper.core.validation import validate
+from goldkeeper.io.files import read_bytes
 from goldkeeper.io.loading import load_label_rows, load_run_prefixes
 from goldkeeper.io.storage import default_root, publish_report, suite_slug
 from goldkeeper.render import report_markdown
@@ -44,9 +46,16 @@ def score_run(rows: list[dict[str, Any]], run, ks: list[int], threshold: int, in
     return score(rows, run, k=ks, threshold=threshold, intervals=BootstrapSpec() if intervals else None)
 
 
+@task(retries=2, retry_delay_seconds=[2, 10], timeout_seconds=1800)
+def check_corpus(rows: list[dict[str, Any]], corpus_url: str):
+    return drift_counts(rows, read_bytes(corpus_url), corpus_url)
+
+
 @task(timeout_seconds=300)
-def assemble_report(result, validation, generated_at: str, gates: list[str], inputs: dict[str, Any]):
-    return build_report(result, validation, generated_at=generated_at, gates=gates, inputs=inputs)
+def assemble_report(result, validation, generated_at: str, gates: list[str], inputs: dict[str, Any], drift=None):
+    counts, corpus = drift if drift is not None else (None, None)
+    return build_report(result, validation, generated_at=generated_at, gates=gates, inputs=inputs,
+                        drift=counts, corpus=corpus)
 
 
 @task(retries=3, retry_delay_seconds=[1, 5, 20], timeout_seconds=300)
@@ -86,6 +95,7 @@ def evaluate(
     gates: list[str] = [],  # noqa: B006
     intervals: bool = True,
     generated_at: str | None = None,
+    corpus_url: str | None = None,
 ) -> dict[str, Any]:
     """Score one run of one suite and publish the report; returns the verdict and its URL."""
     storage_url = storage_url or default_root()
@@ -95,7 +105,10 @@ def evaluate(
     result = score_run(rows, run, k, threshold, intervals)
     inputs = {"judgments": {"url": judgments_url, "sha256": judgments_sha},
               "run": {"url": run_url, "sha256": run_sha}}
-    report = assemble_report(result, validation, generated_at or _now(), gates, inputs)
+    drift = check_corpus(rows, corpus_url) if corpus_url else None
+    if corpus_url:
+        inputs["corpus"] = {"url": corpus_url}
+    report = assemble_report(result, validation, generated_at or _now(), gates, inputs, drift)
     report_url = publish(storage_url, suite, report.to_json_dict())
     show(suite, report, report_url)
     print(f"{suite}: {report.verdict.status}; report at {report_url}")

@@ -251,14 +251,10 @@ def score(
         qrels = build_qrels(rows)
         drift_counts = corpus_info = None
         if corpus:
-            from goldkeeper.core.drift import classify, parse_corpus
+            from goldkeeper.core.drift import drift_counts as count_drift
             from goldkeeper.io.files import read_bytes
-            from goldkeeper.models.report import CorpusInfo, DriftCounts
 
-            snapshot = parse_corpus(read_bytes(corpus), _source_name(corpus))
-            drift_counts = DriftCounts(**classify(rows, snapshot).summary)
-            corpus_info = CorpusInfo(fingerprint=snapshot.corpus_fingerprint, chunks=len(snapshot.chunks),
-                                     documents=len({c.doc_uri for c in snapshot.chunks}))
+            drift_counts, corpus_info = count_drift(rows, read_bytes(corpus), _source_name(corpus))
         del rows
     except BaseException:
         run_reader.cancel()

@@ -79,3 +79,67 @@ def test_goldkeeper_demo_runs_the_main_job_end_to_end(tmp_path):
     reports = list((tmp_path / "store" / "reports" / "example").iterdir())
     assert len(reports) == 1
     assert json.loads(reports[0].read_text())["verdict"]["status"] == "PASS"
+
+
+def test_on_reindex_fixes_queues_versions_and_evaluates(prefect_server, tmp_path):
+    from goldkeeper.flows.lifecycle import on_reindex
+    from goldkeeper.io.storage import write_judgments_version
+
+    root = f"file://{tmp_path}/store"
+    case = FIXTURES / "drift"
+    original = (case / "judgments.jsonl").read_bytes()
+    write_judgments_version(root, "refunds", original, None)
+    run = tmp_path / "run.jsonl"
+    run.write_text('{"query_id": "q1", "ranking": ["c1:926073213714b1c617790e335bb0fabc"]}\n')
+    outcome = on_reindex(suite="refunds", corpus_url=str(case / "corpus.json"), run_urls=[str(run)], storage_url=root,
+                         k=[1], gates=["drift:0.1"])
+    assert outcome["drift"]["invalid_ratio"] == 0.75
+    assert outcome["reanchored"] == 1
+    versions = sorted(p.name for p in (tmp_path / "store" / "judgments" / "refunds" / "versions").iterdir())
+    assert len(versions) == 2  # the original and the fixed one, both kept
+    current = (tmp_path / "store" / "judgments" / "refunds" / "current.jsonl").read_text()
+    assert "reanchored_from" in current
+    queue = [json.loads(line) for line in open(outcome["queue_url"][len("file://"):])]
+    assert [item["status"] for item in queue] == ["SPLIT", "ORPHANED"]
+    evaluation = outcome["evaluations"][str(run)]
+    assert evaluation["verdict"] == "FAIL"  # after the fix, half the labels still need a person
+    assert "50% of judgments no longer match the live corpus" in evaluation["reasons"]
+    assert "goldkeeper-refunds-drift" in _artifacts(["goldkeeper-refunds-drift"])
+
+
+def test_a_stale_rewrite_loses_cleanly(tmp_path):
+    from goldkeeper.errors import StorageError
+    from goldkeeper.io.storage import read_current_judgments, write_judgments_version
+
+    root = f"file://{tmp_path}/store"
+    _, first = write_judgments_version(root, "s", b"one\n", None)
+    write_judgments_version(root, "s", b"two\n", first)  # another flow wins
+    with pytest.raises(StorageError, match="changed since it was read"):
+        write_judgments_version(root, "s", b"three\n", first)  # the loser read version one
+    assert read_current_judgments(root, "s")[0] == b"two\n"
+    assert len(list((tmp_path / "store" / "judgments" / "s" / "versions").iterdir())) == 2
+
+
+def test_deployments_point_at_real_flows():
+    import importlib
+    from pathlib import Path
+
+    import yaml
+    from prefect import Flow
+
+    spec = yaml.safe_load((Path(__file__).resolve().parents[2] / "deployments" / "prefect.yaml").read_text())
+    names = set()
+    for deployment in spec["deployments"]:
+        path, function = deployment["entrypoint"].split(":")
+        module = importlib.import_module("goldkeeper.flows." + Path(path).stem)
+        target = getattr(module, function)
+        assert isinstance(target, Flow)
+        parameters = set(target.parameters.properties)
+        given = set(deployment.get("parameters", {}))
+        for trigger in deployment.get("triggers", []):
+            given |= set(trigger.get("parameters", {}))
+        assert given <= parameters, (deployment["name"], given - parameters)
+        required = set(target.parameters.required or [])
+        assert required <= given, (deployment["name"], required - given)
+        names.add(deployment["name"])
+    assert names == {"on-reindex", "evaluate-nightly"}

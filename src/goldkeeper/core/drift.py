@@ -20,7 +20,7 @@ from goldkeeper.core.identity import chunk_id, normalize, text_sha
 from goldkeeper.errors import InputError, describe_value
 from goldkeeper.models.judgment import Judgment
 
-__all__ = ["DriftResult", "LiveChunk", "build_snapshot", "classify", "fix", "parse_corpus", "rejudgment_queue"]
+__all__ = ["DriftResult", "LiveChunk", "build_snapshot", "classify", "drift_counts", "fix", "parse_corpus", "rejudgment_queue"]
 
 _WS = re.compile(r"\s+")
 _OVERLAP_WINDOW = 4096
@@ -366,3 +366,14 @@ def build_snapshot(
                     "ordinal": ordinal, "text": text, "text_sha": text_sha(text)})
     return {"corpus_fingerprint": corpus_fingerprint or chunker_fingerprint,
             "chunker_fingerprint": chunker_fingerprint, "chunks": out}
+
+
+def drift_counts(judgments: Iterable[Judgment | Mapping[str, Any]], data: bytes | str, source: str = "corpus"):
+    """Drift counts and corpus facts for a report: what ``score --corpus`` adds."""
+    from goldkeeper.models.report import CorpusInfo, DriftCounts
+
+    corpus = parse_corpus(data, source)
+    counts = DriftCounts(**classify(judgments, corpus).summary)
+    info = CorpusInfo(fingerprint=corpus.corpus_fingerprint, chunks=len(corpus.chunks),
+                      documents=len({c.doc_uri for c in corpus.chunks}))
+    return counts, info

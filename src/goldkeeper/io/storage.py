@@ -19,7 +19,16 @@ from typing import Any
 from goldkeeper.errors import StorageError, UsageError
 from goldkeeper.io.files import is_local, local_path, read_bytes, write_bytes_atomic
 
-__all__ = ["default_root", "publish_queue", "publish_report", "read_history", "suite_slug"]
+__all__ = [
+    "current_judgments_url",
+    "default_root",
+    "publish_queue",
+    "publish_report",
+    "read_current_judgments",
+    "read_history",
+    "suite_slug",
+    "write_judgments_version",
+]
 
 _SLUG = re.compile(r"[^a-z0-9]+")
 
@@ -96,3 +105,67 @@ def publish_queue(root: str, suite: str, items: list[dict[str, Any]], generated_
     url = _join(root, "queue", suite_slug(suite), f"{_stamp(generated_at)}.jsonl")
     _write(url, "".join(json.dumps(i, ensure_ascii=False, separators=(",", ":")) + "\n" for i in items).encode("utf-8"))
     return url
+
+
+def current_judgments_url(root: str, suite: str) -> str:
+    return _join(root, "judgments", suite_slug(suite), "current.jsonl")
+
+
+def read_current_judgments(root: str, suite: str) -> tuple[bytes, str]:
+    """The suite's current judgments and their sha256 (what a later write must still find)."""
+    data = read_bytes(current_judgments_url(root, suite))
+    return data, hashlib.sha256(data).hexdigest()
+
+
+class _Lock:
+    """An exclusive lock beside a local suite's judgments; nothing for object stores, where
+    the compare-and-swap below is the only guard (see spec/storage.md)."""
+
+    def __init__(self, url: str) -> None:
+        self._path = local_path(url) if is_local(url) else None
+        self._handle = None
+
+    def __enter__(self) -> _Lock:
+        if self._path is not None:
+            import fcntl
+
+            os.makedirs(os.path.dirname(self._path), exist_ok=True)
+            self._handle = open(self._path, "a")  # noqa: SIM115
+            fcntl.flock(self._handle, fcntl.LOCK_EX)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._handle is not None:
+            import fcntl
+
+            fcntl.flock(self._handle, fcntl.LOCK_UN)
+            self._handle.close()
+
+
+def write_judgments_version(root: str, suite: str, data: bytes, expected_sha: str | None) -> tuple[str, str]:
+    """Make ``data`` the suite's current judgments, keeping every previous version.
+
+    ``expected_sha`` is the sha256 of the version the caller read (None: there was none). If
+    the current version is no longer that one, another flow rewrote the judgments meanwhile and
+    nothing is written: a ``StorageError`` says so, and no data is lost. Returns the new
+    version's URL and sha256.
+    """
+    slug = suite_slug(suite)
+    current = current_judgments_url(root, suite)
+    with _Lock(_join(root, "judgments", slug, ".lock")):
+        try:
+            found = hashlib.sha256(read_bytes(current)).hexdigest()
+        except StorageError:
+            found = None
+        if found != expected_sha:
+            raise StorageError(
+                current,
+                f"changed since it was read (expected version {expected_sha or 'none'}, found {found or 'none'}); "
+                "nothing was written",
+                hint="run the flow again on the current version",
+            )
+        digest = hashlib.sha256(data).hexdigest()
+        version = _join(root, "judgments", slug, "versions", f"{digest}.jsonl")
+        _write(version, data)
+        _write(current, data)
+    return version, digest

@@ -1,0 +1,109 @@
+"""After a corpus re-index: find which labels drifted, repair what is sound, queue the rest,
+and score the runs on the repaired judgments.
+
+    on_reindex = check_drift -> fix_recoverable -> open_rejudgment_queue -> evaluate (per run)
+
+The suite's judgments live on storage (judgments/<suite>/current.jsonl, every version kept);
+a fix is written with compare-and-swap against the version read, so two flows on one suite
+cannot interleave a rewrite.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from prefect import flow, task
+from prefect.artifacts import create_markdown_artifact
+
+from goldkeeper.core.drift import classify, fix, parse_corpus, rejudgment_queue
+from goldkeeper.core.judgments import dump_judgments, parse_judgments
+from goldkeeper.io.files import read_bytes
+from goldkeeper.io.storage import (
+    current_judgments_url,
+    default_root,
+    publish_queue,
+    read_current_judgments,
+    suite_slug,
+    write_judgments_version,
+)
+
+from goldkeeper.flows.evaluate import _now, evaluate
+
+__all__ = ["on_reindex"]
+
+
+@task(retries=2, retry_delay_seconds=[2, 10], timeout_seconds=600)
+def read_judgments(storage_url: str, suite: str) -> tuple[bytes, str]:
+    return read_current_judgments(storage_url, suite)
+
+
+@task(retries=2, retry_delay_seconds=[2, 10], timeout_seconds=900)
+def read_corpus(corpus_url: str):
+    return parse_corpus(read_bytes(corpus_url), corpus_url)
+
+
+@task(timeout_seconds=1800)
+def check_drift(labels, corpus):
+    return classify(labels, corpus)
+
+
+@task(timeout_seconds=900)
+def fix_recoverable(labels, result, corpus):
+    return fix(labels, result, corpus)
+
+
+@task(retries=3, retry_delay_seconds=[1, 5, 20], timeout_seconds=300)
+def write_version(storage_url: str, suite: str, data: bytes, expected_sha: str) -> tuple[str, str]:
+    return write_judgments_version(storage_url, suite, data, expected_sha)
+
+
+@task(timeout_seconds=600)
+def open_rejudgment_queue(labels, result, corpus) -> list[dict[str, Any]]:
+    return rejudgment_queue(labels, result, corpus)
+
+
+@task(retries=3, retry_delay_seconds=[1, 5, 20], timeout_seconds=300)
+def publish_rejudgment_queue(storage_url: str, suite: str, items: list[dict[str, Any]], stamp: str):
+    return publish_queue(storage_url, suite, items, stamp)
+
+
+@flow(name="goldkeeper-on-reindex", log_prints=True)
+def on_reindex(
+    suite: str,
+    corpus_url: str,
+    run_urls: list[str] = [],  # noqa: B006
+    storage_url: str | None = None,
+    k: list[int] = [10],  # noqa: B006
+    gates: list[str] = [],  # noqa: B006
+) -> dict[str, Any]:
+    """The lifecycle after a re-index: drift, fix, queue, then evaluate each run."""
+    storage_url = storage_url or default_root()
+    stamp = _now()
+    data, sha = read_judgments(storage_url, suite)
+    labels = parse_judgments(data, current_judgments_url(storage_url, suite))
+    corpus = read_corpus(corpus_url)
+    result = check_drift(labels, corpus)
+    fixed, moved = fix_recoverable(labels, result, corpus)
+    version = None
+    if moved:
+        version, _ = write_version(storage_url, suite, dump_judgments(fixed).encode("utf-8"), sha)
+    items = open_rejudgment_queue(labels, result, corpus)
+    queue_url = publish_rejudgment_queue(storage_url, suite, items, stamp)
+    summary = result.summary
+    create_markdown_artifact(
+        key=f"goldkeeper-{suite_slug(suite)}-drift",
+        markdown=(f"### goldkeeper drift: {suite}\n\n| status | labels |\n|---|---:|\n"
+                  + "".join(f"| {name} | {summary[name]} |\n" for name in
+                            ("valid", "re_anchorable", "merged", "split", "orphaned"))
+                  + f"\ninvalid ratio {summary['invalid_ratio']:.4f}; re-anchored {moved}; "
+                    f"queued for a person {len(items)}" + (f" ([queue]({queue_url}))" if queue_url else "") + "\n"),
+        description=f"{suite}: drift after re-index",
+    )
+    verdicts = {}
+    for run_url in run_urls:
+        verdicts[run_url] = evaluate(suite=suite, judgments_url=current_judgments_url(storage_url, suite),
+                                     run_url=run_url, storage_url=storage_url, k=k, gates=gates,
+                                     corpus_url=corpus_url)
+    print(f"{suite}: {summary}; re-anchored {moved}; queued {len(items)}")
+    return {"drift": summary, "reanchored": moved, "judgments_version": version, "queue_url": queue_url,
+            "evaluations": verdicts}
