@@ -1,0 +1,84 @@
+"""Storage on S3, through s3fs against moto's server mode on loopback (a real HTTP server)."""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import sys
+import time
+
+import pytest
+
+import goldkeeper
+from goldkeeper.errors import StorageError
+from goldkeeper.io import storage
+from tests.conftest import FIXTURES
+
+
+@pytest.fixture(scope="module")
+def s3(tmp_path_factory):
+    """A moto S3 server on a free loopback port, with fsspec pointed at it."""
+    import fsspec.config
+
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    sock.close()
+    server = subprocess.Popen([sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            socket.create_connection(("127.0.0.1", port), 0.2).close()
+            break
+        except OSError:
+            if time.monotonic() > deadline or server.poll() is not None:
+                server.kill()
+                pytest.fail("moto server did not start")
+            time.sleep(0.1)
+    mp = pytest.MonkeyPatch()
+    for name, value in (("AWS_ACCESS_KEY_ID", "test"), ("AWS_SECRET_ACCESS_KEY", "test"),
+                        ("AWS_DEFAULT_REGION", "us-east-1")):
+        mp.setenv(name, value)
+    mp.setitem(fsspec.config.conf, "s3", {"endpoint_url": f"http://127.0.0.1:{port}", "skip_instance_cache": True})
+    import fsspec
+
+    fsspec.filesystem("s3").mkdir("goldkeeper-test")
+    yield "s3://goldkeeper-test"
+    mp.undo()
+    server.terminate()
+    server.wait(timeout=10)
+
+
+def test_judgments_round_trip_on_s3(s3):
+    labels = goldkeeper.parse_judgments((FIXTURES / "drift" / "judgments.jsonl").read_bytes())
+    goldkeeper.write_judgments(f"{s3}/labels.jsonl", labels)
+    again = goldkeeper.read_judgments(f"{s3}/labels.jsonl")
+    assert goldkeeper.dump_judgments(again) == goldkeeper.dump_judgments(labels)
+
+
+def test_versions_and_compare_and_swap_on_s3(s3):
+    root = f"{s3}/cas"
+    _, first = storage.write_judgments_version(root, "suite", b"one\n", None)
+    storage.write_judgments_version(root, "suite", b"two\n", first)
+    with pytest.raises(StorageError, match="changed since it was read"):
+        storage.write_judgments_version(root, "suite", b"three\n", first)
+    assert storage.read_current_judgments(root, "suite")[0] == b"two\n"
+
+
+def test_reports_and_history_on_s3(s3):
+    root = f"{s3}/reports-test"
+    report = {"generated_at": "2026-11-29T12:00:00Z", "metrics": {"recall@5": {"value": 0.5, "ci": [0.1, 0.9]}},
+              "verdict": {"status": "PASS"}, "inputs": {}}
+    first = storage.publish_report(root, "Suite A", report)
+    second = storage.publish_report(root, "Suite A", {**report, "generated_at": "2026-11-30T12:00:00Z"})
+    assert first != second and first.startswith(f"{root}/reports/suite-a/")
+    history = storage.read_history(root, "Suite A")
+    assert [h["time"] for h in history] == ["2026-11-29T12:00:00Z", "2026-11-30T12:00:00Z"]
+    assert json.loads(goldkeeper.io.read_bytes(first))["verdict"]["status"] == "PASS"
+
+
+def test_a_missing_object_is_a_storage_error(s3):
+    with pytest.raises(StorageError, match="no such file or object"):
+        goldkeeper.read_judgments(f"{s3}/nothing-here.jsonl")
