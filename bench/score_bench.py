@@ -19,11 +19,9 @@ import json
 import os
 import random
 import statistics
-import subprocess
 import sys
 import tempfile
 import textwrap
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))

@@ -67,7 +67,7 @@ def test_antique_qrels_with_tabs_and_u0_tokens_parse(capreolus_data):
 
 def _generated(seed: int):
     rng = random.Random(seed)
-    qrels_lines, run_lines, dup_runs = [], [], {}
+    qrels_lines, run_lines = [], []
     for q in range(120):
         qid = f"g{q:03d}"
         docs = [f"d{rng.randrange(400):03d}" for _ in range(rng.randrange(1, 30))]

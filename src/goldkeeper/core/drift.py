@@ -257,7 +257,7 @@ def fix(judgments: Iterable[Judgment], result: DriftResult, corpus: Corpus) -> t
     by_id = {chunk.chunk_id: chunk for chunk in corpus.chunks}
     out: list[Judgment] = []
     moved = 0
-    for judgment, finding in zip(judgments, result.findings):
+    for judgment, finding in zip(judgments, result.findings, strict=True):
         if finding["status"] not in ("RE_ANCHORABLE", "MERGED"):
             out.append(judgment)
             continue
@@ -302,7 +302,7 @@ def rejudgment_queue(
     index = _index(corpus)
     by_id = {chunk.chunk_id: chunk for chunk in corpus.chunks}
     queue = []
-    for judgment, finding in zip(judgments, result.findings):
+    for judgment, finding in zip(judgments, result.findings, strict=True):
         if finding["status"] not in ("SPLIT", "ORPHANED"):
             continue
         row = judgment.__dict__ if isinstance(judgment, Judgment) else judgment

@@ -26,7 +26,7 @@ from pydantic_core import from_json
 from typing_extensions import NotRequired, TypedDict
 
 from goldkeeper.errors import InputError, describe_value
-from goldkeeper.models.judgment import JUDGMENT_FIELDS, Judgment
+from goldkeeper.models.judgment import Judgment
 
 __all__ = [
     "MAX_RELEVANCE",
