@@ -1,7 +1,8 @@
 """After a corpus re-index: find which labels drifted, repair what is sound, queue the rest,
 and score the runs on the repaired judgments.
 
-    on_reindex = check_drift -> fix_recoverable -> open_rejudgment_queue -> evaluate (per run)
+    on_reindex = [snapshot_corpus] -> check_drift -> fix_recoverable -> open_rejudgment_queue
+                 -> evaluate (per run)
 
 The suite's judgments live on storage (judgments/<suite>/current.jsonl, every version kept);
 a fix is written with compare-and-swap against the version read, so two flows on one suite
@@ -15,13 +16,14 @@ from typing import Any
 from prefect import flow, task
 from prefect.artifacts import create_markdown_artifact
 
-from goldkeeper.core.drift import classify, fix, parse_corpus, rejudgment_queue
-from goldkeeper.core.judgments import dump_judgments, parse_judgments
-from goldkeeper.io.files import read_bytes
+from goldkeeper.core.drift import build_snapshot, classify, fix, parse_corpus, rejudgment_queue
+from goldkeeper.core.judgments import decode_jsonl, dump_judgments, parse_judgments
+from goldkeeper.io.files import iter_lines, read_bytes
 from goldkeeper.io.storage import (
     current_judgments_url,
     default_root,
     publish_queue,
+    publish_snapshot,
     read_current_judgments,
     suite_slug,
     write_judgments_version,
@@ -29,7 +31,7 @@ from goldkeeper.io.storage import (
 
 from goldkeeper.flows.evaluate import _now, evaluate
 
-__all__ = ["on_reindex"]
+__all__ = ["on_reindex", "snapshot_corpus"]
 
 
 @task(retries=2, retry_delay_seconds=[2, 10], timeout_seconds=600)
@@ -40,6 +42,31 @@ def read_judgments(storage_url: str, suite: str) -> tuple[bytes, str]:
 @task(retries=2, retry_delay_seconds=[2, 10], timeout_seconds=900)
 def read_corpus(corpus_url: str):
     return parse_corpus(read_bytes(corpus_url), corpus_url)
+
+
+@task(retries=2, retry_delay_seconds=[2, 10], timeout_seconds=900)
+def read_chunks(chunks_url: str) -> list[Any]:
+    return [row for _, row in decode_jsonl(iter_lines(chunks_url), chunks_url)]
+
+
+@task(timeout_seconds=1800)
+def build_corpus_snapshot(rows: list[Any], chunker: str, source: str) -> dict[str, Any]:
+    return build_snapshot(rows, chunker, None, source)
+
+
+@task(retries=3, retry_delay_seconds=[1, 5, 20], timeout_seconds=600)
+def publish_corpus_snapshot(storage_url: str, corpus: str, snapshot: dict[str, Any]) -> str:
+    return publish_snapshot(storage_url, corpus, snapshot)
+
+
+@flow(name="goldkeeper-snapshot-corpus", log_prints=True)
+def snapshot_corpus(corpus: str, chunks_url: str, chunker: str, storage_url: str | None = None) -> str:
+    """Chunker output ({doc_uri, doc_revision, ordinal, text} per line) to a stored snapshot."""
+    storage_url = storage_url or default_root()
+    rows = read_chunks(chunks_url)
+    url = publish_corpus_snapshot(storage_url, corpus, build_corpus_snapshot(rows, chunker, chunks_url))
+    print(f"{corpus}: snapshot of {len(rows)} chunks at {url}")
+    return url
 
 
 @task(timeout_seconds=1800)
@@ -70,14 +97,23 @@ def publish_rejudgment_queue(storage_url: str, suite: str, items: list[dict[str,
 @flow(name="goldkeeper-on-reindex", log_prints=True)
 def on_reindex(
     suite: str,
-    corpus_url: str,
+    corpus_url: str | None = None,
     run_urls: list[str] = [],  # noqa: B006
     storage_url: str | None = None,
     k: list[int] = [10],  # noqa: B006
     gates: list[str] = [],  # noqa: B006
+    chunks_url: str | None = None,
+    chunker: str | None = None,
 ) -> dict[str, Any]:
-    """The lifecycle after a re-index: drift, fix, queue, then evaluate each run."""
+    """The lifecycle after a re-index: [snapshot], drift, fix, queue, then evaluate each run.
+
+    Give ``corpus_url`` (a snapshot) or ``chunks_url`` and ``chunker`` (chunker output, which
+    is snapshotted to storage first)."""
     storage_url = storage_url or default_root()
+    if corpus_url is None:
+        if not (chunks_url and chunker):
+            raise ValueError("on_reindex: give corpus_url, or chunks_url and chunker")
+        corpus_url = snapshot_corpus(suite, chunks_url, chunker, storage_url)
     stamp = _now()
     data, sha = read_judgments(storage_url, suite)
     labels = parse_judgments(data, current_judgments_url(storage_url, suite))

@@ -143,3 +143,20 @@ def test_deployments_point_at_real_flows():
         assert required <= given, (deployment["name"], required - given)
         names.add(deployment["name"])
     assert names == {"on-reindex", "evaluate-nightly"}
+
+
+def test_on_reindex_from_chunker_output_snapshots_first(prefect_server, tmp_path):
+    from goldkeeper.flows.lifecycle import on_reindex
+    from goldkeeper.io.storage import write_judgments_version
+
+    root = f"file://{tmp_path}/store"
+    corpus = json.loads((FIXTURES / "merge" / "corpus.json").read_text())
+    chunks = tmp_path / "chunks.jsonl"
+    chunks.write_text("".join(json.dumps({k: c[k] for k in ("doc_uri", "doc_revision", "ordinal", "text")}) + "\n"
+                              for c in corpus["chunks"]))
+    write_judgments_version(root, "wiki", (FIXTURES / "merge" / "judgments.jsonl").read_bytes(), None)
+    outcome = on_reindex(suite="wiki", chunks_url=str(chunks), chunker=corpus["chunker_fingerprint"], storage_url=root)
+    assert outcome["drift"]["merged"] == 2 and outcome["reanchored"] == 3
+    snapshots = list((tmp_path / "store" / "snapshots" / "wiki").glob("*/corpus.json"))
+    assert len(snapshots) == 1
+    assert [c["chunk_id"] for c in json.loads(snapshots[0].read_text())["chunks"]] == [c["chunk_id"] for c in corpus["chunks"]]

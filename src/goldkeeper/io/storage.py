@@ -24,6 +24,7 @@ __all__ = [
     "default_root",
     "publish_queue",
     "publish_report",
+    "publish_snapshot",
     "read_current_judgments",
     "read_history",
     "suite_slug",
@@ -169,3 +170,17 @@ def write_judgments_version(root: str, suite: str, data: bytes, expected_sha: st
         _write(version, data)
         _write(current, data)
     return version, digest
+
+
+def publish_snapshot(root: str, corpus: str, snapshot: dict[str, Any]) -> str:
+    """Write a corpus snapshot under snapshots/<corpus>/<fingerprint>/corpus.json; its URL.
+
+    The fingerprint directory is the corpus fingerprint made path-safe plus a hash of the
+    snapshot's bytes, so two different snapshots never overwrite each other.
+    """
+    body = (json.dumps(snapshot, ensure_ascii=False, indent=1) + "\n").encode("utf-8")
+    fingerprint = suite_slug(str(snapshot.get("corpus_fingerprint") or "unknown"))
+    digest = hashlib.sha256(body).hexdigest()[:12]
+    url = _join(root, "snapshots", suite_slug(corpus), f"{fingerprint}-{digest}", "corpus.json")
+    _write(url, body)
+    return url
