@@ -5,17 +5,20 @@
     paired_permutation_test(a, b, alternative="two-sided", resamples=10000, seed=0) -> p
     min_attainable_p(differing_pairs) -> p                            2 / 2^d
     holm(pvalues) -> adjusted
+    betting_cs(stream, alpha=0.05) -> (lower[], upper[])             anytime-valid, values in [0, 1]
     summarize(samples) -> Measurement                                 Student-t, repeated samples
 
 Each names its source in its own docstring; all are seeded and deterministic.
 """
 
 from goldkeeper.core.intervals import bca_interval, clopper_pearson
+from goldkeeper.core.sequential import betting_cs
 from goldkeeper.core.significance import holm, min_attainable_p, paired_permutation_test
 from goldkeeper.core.summary import summarize
 
 __all__ = [
     "bca_interval",
+    "betting_cs",
     "clopper_pearson",
     "holm",
     "min_attainable_p",
