@@ -105,3 +105,43 @@ def test_report_validates_against_the_reference_schema():
     schema = json.loads((resources.files("retrieval_eval") / "spec" / "report.schema.json").read_text())
     report = _report(_run(5), ["recall@5:0.5"])
     jsonschema.validate(report.to_json_dict(), schema, format_checker=jsonschema.FormatChecker())
+
+
+def _many(hits: int, n: int = 60):
+    labels = goldkeeper.parse_judgments("".join(
+        json.dumps({"query_id": f"q{i}", "query": "x", "doc_uri": f"d{i}", "relevance": 1}) + "\n" for i in range(n)))
+    run = [goldkeeper.RunEntry(query_id=f"q{i}", ranking=[f"d{i}" if i < hits else "x"]) for i in range(n)]
+    return labels, run
+
+
+def _report_of(labels, run, gates=(), baseline=None):
+    return build_report(score(labels, run, k=[1]), validate(labels), generated_at="2026-11-29T00:00:00Z",
+                        gates=list(gates), baseline=baseline)
+
+
+def test_regression_gate_fails_a_significant_drop_and_passes_noise():
+    labels, good = _many(50)
+    base = _report_of(labels, good)
+    _, worse = _many(35)  # 15 queries lost, none gained
+    failed = _report_of(labels, worse, ["recall@1:regression"], baseline=base)
+    assert failed.verdict.gates[0].status == "FAIL"
+    assert "recall@1 regressed by 0.2500" in failed.verdict.reasons[-1]
+    _, same = _many(50)
+    assert _report_of(labels, same, ["recall@1:regression"], baseline=base).verdict.gates[0].status == "PASS"
+
+
+def test_regression_gate_with_too_few_differences_is_unresolvable():
+    labels, good = _many(50)
+    base = _report_of(labels, good)
+    _, slightly = _many(48)
+    result = _report_of(labels, slightly, ["recall@1:regression"], baseline=base)
+    assert result.verdict.gates[0].status == "INDETERMINATE"
+    assert "unresolvable" in result.verdict.reasons[-1]
+
+
+def test_sequential_gate_settles_or_fails_undecided():
+    labels, run = _many(58)
+    assert _report_of(labels, run, ["recall@1:sequential:0.7"]).verdict.gates[0].status == "PASS"
+    undecided = _report_of(labels, run, ["recall@1:sequential:0.95"])
+    assert undecided.verdict.gates[0].status == "FAIL"
+    assert "undecided" in undecided.verdict.reasons[-1]

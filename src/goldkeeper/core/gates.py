@@ -10,6 +10,10 @@ Forms, as in the reference implementation, plus two gateable numbers of goldkeep
     ndcg@10:ci-lower:0.6          floor on the interval's lower bound
     coverage:0.95                 share of judged queries present in the run >= 0.95
     drift:0.05                    invalid label ratio (needs --corpus) <= 0.05
+    ndcg@10:regression            no significant drop against the baseline's per-query values
+                                  (paired randomization test, one-sided, alpha 0.05)
+    recall@5:sequential:0.8       the betting confidence sequence over the per-query values
+                                  settles above 0.8 (below: FAIL; undecided also fails)
 
 Comparisons are made on values rounded to 12 decimals, so a drop of exactly the tolerance
 passes instead of failing on the last bit of a float.
@@ -27,7 +31,9 @@ from goldkeeper.models.report import GateResult, Report, Status
 
 __all__ = ["Gate", "GateEvaluation", "evaluate_gates", "parse_gate", "worse_status"]
 
-GateKind = Literal["absolute", "delta", "worst-stratum", "ci-lower", "coverage", "drift"]
+GateKind = Literal["absolute", "delta", "worst-stratum", "ci-lower", "coverage", "drift", "regression",
+                   "sequential"]
+_ALPHA = 0.05
 
 _NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
 _ROUND = 12
@@ -84,6 +90,10 @@ def parse_gate(raw: str) -> Gate:
         return Gate(raw, head, head, _number(parts[1], raw, 0, 1, "the threshold"))  # type: ignore[arg-type]
     if len(parts) == 3 and parts[1] == "ci-lower":
         return Gate(raw, "ci-lower", _metric(head, raw), _number(parts[2], raw, 0, 1, "the floor"))
+    if len(parts) == 3 and parts[1] == "sequential":
+        return Gate(raw, "sequential", _metric(head, raw), _number(parts[2], raw, 0, 1, "the floor"))
+    if len(parts) == 2 and parts[1] == "regression":
+        return Gate(raw, "regression", _metric(head, raw), _ALPHA)
     if len(parts) != 2:
         known = ", ".join((*METRIC_NAMES, "coverage", "drift", "worst-stratum"))
         hint = suggest(head.split("@")[0], [*METRIC_NAMES, "coverage", "drift", "worst-stratum"])
@@ -134,6 +144,8 @@ def _evaluate(gate: Gate, report: Report, baseline: Report | None) -> tuple[Gate
         reason = None if ok else (
             f"worst stratum {gate.metric} is {found['value']:.4f} ({found['name']}), below {gate.threshold:g}")
         return GateResult(expression=raw, status="PASS" if ok else "FAIL", observed=found["value"]), reason
+    if gate.kind in ("regression", "sequential"):
+        return _per_query_gate(gate, report, baseline)
     measurement = report.metrics.get(gate.metric)
     if measurement is None:
         if report.judgments.queries_scored == 0:
@@ -163,6 +175,49 @@ def _evaluate(gate: Gate, report: Report, baseline: Report | None) -> tuple[Gate
     ok = _at_least(measurement.value, gate.threshold)
     reason = None if ok else f"{gate.metric} is {measurement.value:.4f}, below {gate.threshold:g}"
     return GateResult(expression=raw, status="PASS" if ok else "FAIL", observed=measurement.value), reason
+
+
+def _values(report: Report | None, metric: str) -> dict[str, float]:
+    per_query = (report.model_extra or {}).get("per_query") if report is not None else None
+    return {q: v[metric] for q, v in (per_query or {}).items() if metric in v}
+
+
+def _per_query_gate(gate: Gate, report: Report, baseline: Report | None) -> tuple[GateResult, str | None]:
+    from goldkeeper.core.sequential import betting_cs
+    from goldkeeper.core.significance import paired_permutation_test
+
+    raw, metric = gate.raw, gate.metric
+    current = _values(report, metric)
+    if not current:
+        return GateResult(expression=raw, status="INDETERMINATE"), f"{raw}: no per-query values for '{metric}'"
+    if gate.kind == "sequential":
+        lower, upper = betting_cs(list(current.values()))
+        if lower[-1] >= gate.threshold:
+            return GateResult(expression=raw, status="PASS", observed=lower[-1]), None
+        settled = upper[-1] < gate.threshold
+        reason = (f"{metric}: the confidence sequence [{lower[-1]:.4f}, {upper[-1]:.4f}] "
+                  + ("settled below" if settled else "is undecided about") + f" {gate.threshold:g}"
+                  + ("" if settled else f" after {len(current)} queries (undecided fails)"))
+        return GateResult(expression=raw, status="FAIL", observed=lower[-1]), reason
+    before = _values(baseline, metric)
+    shared = [q for q in current if q in before]
+    if not shared:
+        return (GateResult(expression=raw, status="INDETERMINATE"),
+                f"{raw}: the baseline has no per-query values for '{metric}' on these queries")
+    a = [before[q] for q in shared]
+    b = [current[q] for q in shared]
+    differing = sum(abs(x - y) > 1e-12 for x, y in zip(a, b))
+    mismatch = len(current) + len(before) - 2 * len(shared)
+    note = f" ({mismatch} queries not in both reports were left out)" if mismatch else ""
+    if differing and 1 / 2**differing > _ALPHA:
+        return (GateResult(expression=raw, status="INDETERMINATE"),
+                f"{raw}: unresolvable, only {differing} queries differ from the baseline{note}")
+    p = paired_permutation_test(a, b, alternative="less")
+    if p <= _ALPHA:
+        change = sum(b) / len(b) - sum(a) / len(a)
+        return (GateResult(expression=raw, status="FAIL", observed=sum(b) / len(b), baseline=sum(a) / len(a)),
+                f"{metric} regressed by {-change:.4f} against the baseline (paired test, p = {p:.4f}){note}")
+    return GateResult(expression=raw, status="PASS", observed=sum(b) / len(b), baseline=sum(a) / len(a)), None
 
 
 def evaluate_gates(report: Report, gates: list[Gate | str], baseline: Report | None = None) -> GateEvaluation:
