@@ -6,12 +6,14 @@
     min_attainable_p(differing_pairs) -> p                            2 / 2^d
     holm(pvalues) -> adjusted
     betting_cs(stream, alpha=0.05) -> (lower[], upper[])             anytime-valid, values in [0, 1]
+    ppi_mean_ci(y, yhat, yhat_unlabeled, alpha=0.05) -> (lo, hi)       PPI++ with an LLM judge
     summarize(samples) -> Measurement                                 Student-t, repeated samples
 
 Each names its source in its own docstring; all are seeded and deterministic.
 """
 
 from goldkeeper.core.intervals import bca_interval, clopper_pearson
+from goldkeeper.core.ppi import ppi_mean_ci
 from goldkeeper.core.sequential import betting_cs
 from goldkeeper.core.significance import holm, min_attainable_p, paired_permutation_test
 from goldkeeper.core.summary import summarize
@@ -23,5 +25,6 @@ __all__ = [
     "holm",
     "min_attainable_p",
     "paired_permutation_test",
+    "ppi_mean_ci",
     "summarize",
 ]
