@@ -84,19 +84,23 @@ def stratum_order(report, metric: str) -> list[tuple[str, object, object]]:
 def print_report(report, console: Console | None = None) -> None:
     from rich.table import Table
 
-    console = console or Console(highlight=False, soft_wrap=True)
+    rows, ks = _metric_rows(report)
+    if console is None:
+        console = Console(highlight=False, soft_wrap=True)
+        if not console.is_terminal:
+            # Piped output has no width to fit: make it wide enough that no cell wraps.
+            console = Console(highlight=False, soft_wrap=True, width=max(80, 16 + 26 * len(ks)))
     extra = report.model_extra or {}
     j = report.judgments
     console.print(
         f"{j.queries} judged queries, {j.queries_scored} scored, {j.labels} labels; "
         f"run coverage {extra.get('coverage', 0):.1%}"
     )
-    rows, ks = _metric_rows(report)
     if rows:
         table = Table(show_edge=False, pad_edge=False)
-        table.add_column("metric")
+        table.add_column("metric", no_wrap=True)
         for k in ks:
-            table.add_column(f"@{k}", justify="right")
+            table.add_column(f"@{k}", justify="right", no_wrap=True)
         for name, values in rows:
             table.add_row(name, *values)
         console.print(table)
