@@ -221,7 +221,8 @@ def score(
     from goldkeeper.core.validation import Validator
     from goldkeeper.io.files import write_bytes_atomic
     from goldkeeper.io.forked import start
-    from goldkeeper.io.loading import load_baseline, load_label_rows, load_run_prefixes
+    from goldkeeper.core.scoring import Qrels
+    from goldkeeper.io.loading import iter_label_blocks, load_baseline, load_run_prefixes
 
     if threshold < 1:
         raise UsageError(f"--threshold: must be an integer >= 1, got {threshold}")
@@ -244,18 +245,26 @@ def score(
     # The run is read in a second process while this one reads and validates the judgments.
     run_reader = start(load_run_prefixes, run, run_format, max(ks))
     try:
-        rows, judgments_sha = load_label_rows(judgments, judgments_format.value if judgments_format else None)
+        # Judgments stream a block at a time into validation and the grouping scoring needs;
+        # only --corpus keeps every row, since drift looks at each label.
+        blocks, judgments_hash = iter_label_blocks(judgments, judgments_format.value if judgments_format else None)
         validator = Validator()
-        validator.add_many(rows)
+        qrels = Qrels()
+        kept: list[dict[str, Any]] = []
+        for block in blocks:
+            validator.add_many(block)
+            build_qrels(block, qrels)
+            if corpus:
+                kept.extend(block)
         validation = validator.result()
-        qrels = build_qrels(rows)
+        judgments_sha = judgments_hash.hexdigest()
         drift_counts = corpus_info = None
         if corpus:
             from goldkeeper.core.drift import drift_counts as count_drift
             from goldkeeper.io.files import read_bytes
 
-            drift_counts, corpus_info = count_drift(rows, read_bytes(corpus), _source_name(corpus))
-        del rows
+            drift_counts, corpus_info = count_drift(kept, read_bytes(corpus), _source_name(corpus))
+        del kept
     except BaseException:
         run_reader.cancel()
         raise
@@ -278,11 +287,12 @@ def score(
         inputs["corpus"] = {"url": corpus}
     built = build_report(result, validation, generated_at=generated_at, gates=gates,
                          baseline=previous, inputs=inputs, drift=drift_counts, corpus=corpus_info)
-    import orjson  # several times faster than json for reports with a value per query
+    if report or output is ReportFormat.json:
+        import orjson  # several times faster than json for reports with a value per query
 
-    document = orjson.dumps(built.to_json_dict(), option=orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE)
-    if report:
-        write_bytes_atomic(report, document)
+        document = orjson.dumps(built.to_json_dict(), option=orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE)
+        if report:
+            write_bytes_atomic(report, document)
     if output is ReportFormat.json:
         sys.stdout.flush()
         sys.stdout.buffer.write(document)

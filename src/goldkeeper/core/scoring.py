@@ -53,11 +53,12 @@ class Qrels:
     stratified: bool = False
 
 
-def build_qrels(judgments: Iterable[Judgment | Mapping[str, Any]]) -> Qrels:
+def build_qrels(judgments: Iterable[Judgment | Mapping[str, Any]], into: Qrels | None = None) -> Qrels:
     """Group labels (models or checked rows) by query. A query is put in the stratum of its
     first label; one whose labels disagree is recorded in ``stratum_conflicts`` so the report
-    can say so. A key labeled twice keeps its last grade (``validate`` reports it)."""
-    qrels = Qrels()
+    can say so. A key labeled twice keeps its last grade (``validate`` reports it).
+    ``into`` extends an existing grouping, for labels that arrive a block at a time."""
+    qrels = into if into is not None else Qrels()
     grades, stratum, conflicts = qrels.grades, qrels.stratum, qrels.stratum_conflicts
     for judgment in judgments:
         row = judgment.__dict__ if isinstance(judgment, Judgment) else judgment

@@ -15,11 +15,19 @@ from goldkeeper.core.judgments import iter_judgment_blocks
 from goldkeeper.core.runs import iter_run
 from goldkeeper.core.scoring import ranking_prefix
 from goldkeeper.errors import InputError, UsageError
-from goldkeeper.io.files import iter_lines, read_bytes
+from goldkeeper.io.files import iter_blocks, iter_lines, read_bytes
 from goldkeeper.models.report import Report
 from goldkeeper.models.run import RunEntry
 
-__all__ = ["HashedLines", "load_baseline", "load_label_rows", "load_run", "load_run_prefixes"]
+__all__ = [
+    "HashedBlocks",
+    "HashedLines",
+    "iter_label_blocks",
+    "load_baseline",
+    "load_label_rows",
+    "load_run",
+    "load_run_prefixes",
+]
 
 
 def _source(url: str) -> str:
@@ -36,21 +44,58 @@ def _decode(data: bytes, source: str) -> str:
         ) from None
 
 
-def load_label_rows(url: str, fmt: str | None = None) -> tuple[list[dict[str, Any]], str]:
-    """Checked label rows from judgments JSONL, TREC qrels or BEIR TSV, and the sha256."""
+class HashedBlocks:
+    """A file's blocks of whole lines, hashed as they are read; ``hexdigest`` once consumed."""
+
+    def __init__(self, url: str) -> None:
+        self._url = url
+        self._hash = hashlib.sha256()
+
+    def __iter__(self) -> Iterator[bytes]:
+        for block in iter_blocks(self._url):
+            self._hash.update(block)
+            yield block
+
+    def hexdigest(self) -> str:
+        return self._hash.hexdigest()
+
+
+def iter_label_blocks(url: str, fmt: str | None = None) -> tuple[Iterator[list[dict[str, Any]]], Any]:
+    """Checked label rows a block at a time, from judgments JSONL (streamed: memory holds one
+    block), TREC qrels or BEIR TSV; and an object whose ``hexdigest()`` is the file's sha256
+    once the blocks are consumed."""
     source = _source(url)
+    if url != "-" and (fmt is None or fmt == "jsonl"):
+        kind = fmt
+        if kind is None:
+            head = b""
+            for block in iter_blocks(url, size=4096):
+                head = block
+                break
+            kind = qrels_format.detect_labels_format(head[:4096].decode("utf-8", "replace"), url)
+        if kind == "jsonl":
+            hashed = HashedBlocks(url)
+            return iter_judgment_blocks(hashed, source), hashed
+        fmt = kind
     data = read_bytes(url)
-    digest = hashlib.sha256(data).hexdigest()
+    digest = hashlib.sha256(data)
     kind = fmt or qrels_format.detect_labels_format(data[:4096].decode("utf-8", "replace"), url)
     if kind == "jsonl":
-        rows = [row for block in iter_judgment_blocks(_blocks(data), source) for row in block]
+        blocks: Iterator[list[dict[str, Any]]] = iter_judgment_blocks(_blocks(data), source)
     elif kind == "trec":
-        rows = [j.__dict__ for j in qrels_format.parse_trec_qrels(_decode(data, source), source)]
+        blocks = iter([[j.__dict__ for j in qrels_format.parse_trec_qrels(_decode(data, source), source)]])
     elif kind == "beir":
-        rows = [j.__dict__ for j in qrels_format.parse_beir_tsv(_decode(data, source), source)]
+        blocks = iter([[j.__dict__ for j in qrels_format.parse_beir_tsv(_decode(data, source), source)]])
     else:
         raise UsageError(f"unknown judgments format '{kind}', expected jsonl, trec or beir")
-    return rows, digest
+    return blocks, digest
+
+
+def load_label_rows(url: str, fmt: str | None = None) -> tuple[list[dict[str, Any]], str]:
+    """Checked label rows from judgments JSONL, TREC qrels or BEIR TSV, and the sha256."""
+    blocks, digest = iter_label_blocks(url, fmt)
+    rows = [row for block in blocks for row in block]
+    return rows, digest.hexdigest()
 
 
 def _blocks(data: bytes, size: int = 4 << 20) -> Iterator[bytes]:

@@ -116,5 +116,20 @@ class Report(BaseModel):
     verdict: Verdict
 
     def to_json_dict(self) -> dict:
-        """The wire form: unset optional fields omitted, as the reference writes them."""
-        return self.model_dump(mode="json", exclude_none=True)
+        """The wire form: unset optional fields omitted, as the reference writes them.
+
+        ``per_query`` (one entry per query, the bulk of a large report) is already plain JSON
+        values and is passed through rather than copied.
+        """
+        extra = self.model_extra or {}
+        if "per_query" not in extra:
+            return self.model_dump(mode="json", exclude_none=True)
+        out = self.model_dump(mode="json", exclude_none=True, exclude={"per_query"})
+        # Keep the field where it was, for stable bytes.
+        ordered = {}
+        for name in [*type(self).model_fields, *extra]:
+            if name == "per_query":
+                ordered[name] = extra["per_query"]
+            elif name in out:
+                ordered[name] = out[name]
+        return ordered
