@@ -317,7 +317,7 @@ def compare(
     alpha: Annotated[float, typer.Option("--alpha", help="Family-wise error rate per metric.")] = 0.05,
     resamples: Annotated[int, typer.Option("--resamples", help="Monte Carlo sign flips beyond 20 differing pairs.")] = 10_000,
     seed: Annotated[int, typer.Option("--seed")] = 0,
-    output: FormatOption = OutputFormat.text,
+    output: Annotated[ReportFormat, typer.Option("--format", help="text, json or markdown.")] = ReportFormat.text,
 ) -> None:
     """Paired comparison of runs against the first: better, worse, no difference, or unresolvable."""
     from goldkeeper.core.comparison import compare_scores
@@ -355,8 +355,12 @@ def compare(
     except ValueError as error:
         raise UsageError(str(error)) from None
     payload["runs"] = runs_info
-    if output is OutputFormat.json:
+    if output is ReportFormat.json:
         _emit_json(payload)
+    elif output is ReportFormat.markdown:
+        from goldkeeper.render import comparison_markdown
+
+        sys.stdout.write(comparison_markdown(payload))
     else:
         from goldkeeper.render import print_comparison
 

@@ -197,3 +197,17 @@ def print_comparison(payload, console: Console | None = None) -> None:
                       f"{row['p_holm']:.4f}", f"{row['min_attainable_p']:.4f}",
                       Text(row["verdict"], style=styles[row["verdict"]]))
     console.print(table)
+
+
+def comparison_markdown(payload) -> str:
+    """A comparison as markdown, for CI step summaries and Prefect artifacts."""
+    lines = [f"### goldkeeper compare: baseline `{payload['baseline']}`", "",
+             f"{payload['queries']} paired queries, alpha {payload['alpha']}, "
+             "paired randomization test with Holm's correction.", "",
+             "| metric | challenger | diff | queries differing | p (Holm) | floor | verdict |",
+             "|---|---|---:|---:|---:|---:|---|"]
+    for row in payload["comparisons"]:
+        verdict = f"**{row['verdict']}**" if row["verdict"] in ("better", "worse", "unresolvable") else row["verdict"]
+        lines.append(f"| {row['metric']} | `{row['challenger']}` | {row['difference']:+.4f} | {row['differing_pairs']} "
+                     f"| {row['p_holm']:.4f} | {row['min_attainable_p']:.4f} | {verdict} |")
+    return "\n".join(lines) + "\n"

@@ -95,3 +95,17 @@ def test_compare_cli_refusals(tmp_path):
     assert run_cli("compare", "-j", str(case / "judgments.jsonl"), "-r", run).code == 2
     same = run_cli("compare", "-j", str(case / "judgments.jsonl"), "-r", run, "-r", run)
     assert same.code == 2 and "never compared with itself" in same.stderr
+
+
+def test_compare_markdown_for_ci_summaries(tmp_path):
+    case = FIXTURES / "basic"
+    result = run_cli("compare", "-j", str(case / "judgments.jsonl"), "-r", str(case / "run.jsonl"),
+                     "-r", str(case / "run.jsonl").replace("run.jsonl", "run.jsonl"), "--format", "markdown")
+    assert result.code == 2  # the same run twice is refused before any output
+    other = tmp_path / "other.jsonl"
+    other.write_text('{"query_id": "q1", "ranking": ["d1"]}\n{"query_id": "q2", "ranking": ["d5"]}\n')
+    result = run_cli("compare", "-j", str(case / "judgments.jsonl"), "-r", str(case / "run.jsonl"),
+                     "-r", str(other), "-m", "recall@3", "--format", "markdown")
+    assert result.code == 0, result.stderr
+    assert result.stdout.startswith("### goldkeeper compare: baseline")
+    assert "| recall@3 |" in result.stdout and "**unresolvable**" in result.stdout
