@@ -1,0 +1,64 @@
+"""Drift across re-chunks made by a real chunker: LangChain's RecursiveCharacterTextSplitter."""
+
+from __future__ import annotations
+
+import pytest
+
+import goldkeeper
+from goldkeeper.core.adapters import rows_from_langchain
+from goldkeeper.core.drift import Corpus, LiveChunk, build_snapshot, classify
+
+splitters = pytest.importorskip("langchain_text_splitters")
+from langchain_core.documents import Document  # noqa: E402
+
+TEXT = """Annual plans may be refunded within 30 days of renewal. Refunds go back to the original payment method within 5 to 10 business days.
+
+Monthly plans are non-refundable after the billing date. A plan can be cancelled at any time, and it stays active until the end of the period.
+
+Enterprise agreements are governed by the master service agreement. Refund eligibility for enterprise plans is negotiated per contract, and credits are issued instead of refunds.
+"""
+
+
+def snapshot(chunk_size: int, overlap: int) -> Corpus:
+    splitter = splitters.RecursiveCharacterTextSplitter(chunk_size=chunk_size, chunk_overlap=overlap)
+    chunks = splitter.split_documents([Document(page_content=TEXT, metadata={"source": "kb://refunds", "rev": "7"})])
+    built = build_snapshot(rows_from_langchain(chunks, revision_key="rev"), f"recursive/{chunk_size}/{overlap}")
+    return Corpus([LiveChunk(c["chunk_id"], c["doc_uri"], c["ordinal"], c["text"], c["text_sha"])
+                   for c in built["chunks"]], built["corpus_fingerprint"])
+
+
+def labels_on(corpus: Corpus) -> list[dict]:
+    return [{"query_id": f"q{i}", "doc_uri": c.doc_uri, "chunk_id": c.chunk_id, "text_sha": c.text_sha,
+             "chunk_text": c.text, "relevance": 1} for i, c in enumerate(corpus.chunks)]
+
+
+def test_paragraph_labels_split_across_overlapping_small_chunks():
+    paragraphs = snapshot(200, 0)  # one chunk per paragraph
+    small = snapshot(80, 20)  # neighbours overlap by up to 20 characters
+    assert len(small.chunks) > len(paragraphs.chunks)
+    result = classify(labels_on(paragraphs), small)
+    assert {f["status"] for f in result.findings} == {"SPLIT"}
+    for finding in result.findings:
+        ordinals = [next(c.ordinal for c in small.chunks if c.chunk_id == i) for i in finding["split_into"]]
+        assert ordinals == list(range(ordinals[0], ordinals[0] + len(ordinals)))  # contiguous, in order
+
+
+def test_small_chunk_labels_merge_into_larger_chunks():
+    small = snapshot(80, 0)
+    large = snapshot(1000, 0)
+    result = classify(labels_on(small), large)
+    assert {f["status"] for f in result.findings} == {"MERGED"}
+    assert {f["reanchor_to"] for f in result.findings} == {c.chunk_id for c in large.chunks}
+
+
+def test_the_same_chunker_twice_gives_the_same_ids():
+    first, second = snapshot(120, 20), snapshot(120, 20)
+    assert [c.chunk_id for c in first.chunks] == [c.chunk_id for c in second.chunks]
+    assert all(f["status"] == "VALID" for f in classify(labels_on(first), second).findings)
+    assert first.chunks[0].chunk_id == goldkeeper.chunk_id("kb://refunds", "7", 0, first.chunks[0].text,
+                                                           "recursive/120/20")
+
+
+def test_a_document_without_its_source_is_refused():
+    with pytest.raises(goldkeeper.InputError, match="metadata\\['source'\\]"):
+        rows_from_langchain([Document(page_content="x", metadata={})])
