@@ -23,6 +23,7 @@ import typer
 
 from goldkeeper._version import __version__
 from goldkeeper.errors import GoldkeeperError, UsageError
+from goldkeeper.io.files import decode_utf8, source_name
 
 __all__ = ["EXIT_FAILED", "EXIT_INTERNAL", "EXIT_OK", "EXIT_USAGE", "app", "main"]
 
@@ -93,10 +94,6 @@ def _emit_json(payload: Any) -> None:
     sys.stdout.write(json.dumps(payload, ensure_ascii=False, indent=2) + "\n")
 
 
-def _source_name(url: str) -> str:
-    return "<stdin>" if url == "-" else url
-
-
 @app.command()
 def validate(
     file: Annotated[str, typer.Argument(help="Judgments JSONL: a path, an fsspec URL, or - for stdin.")],
@@ -107,13 +104,13 @@ def validate(
 
     result = validate_url(file)
     if output is OutputFormat.json:
-        payload = {"source": _source_name(file), "ok": result.ok}
+        payload = {"source": source_name(file), "ok": result.ok}
         payload.update(result.model_dump())
         _emit_json(payload)
     else:
         from goldkeeper.render import print_validation
 
-        print_validation(_source_name(file), result)
+        print_validation(source_name(file), result)
     raise typer.Exit(EXIT_OK if result.ok else EXIT_FAILED)
 
 
@@ -138,23 +135,23 @@ def convert(
     from goldkeeper.core.judgments import dump_judgments, parse_judgments
     from goldkeeper.io.files import read_bytes, write_bytes_atomic
 
-    source = _source_name(file)
+    source = source_name(file)
     data = read_bytes(file)
     if to in (ConvertTarget.judgments, ConvertTarget.qrels):
-        kind = from_.value if from_ else qrels.detect_labels_format(_decode(data, source), file)
+        kind = from_.value if from_ else qrels.detect_labels_format(decode_utf8(data, source), file)
         if kind == "jsonl":
             if as_chunk_ids:
                 raise UsageError("--as-chunk-ids applies to qrels input, not judgments JSONL")
             labels = parse_judgments(data, source)
         elif kind == "trec":
-            labels = qrels.parse_trec_qrels(_decode(data, source), source, as_chunk_ids=as_chunk_ids)
+            labels = qrels.parse_trec_qrels(decode_utf8(data, source), source, as_chunk_ids=as_chunk_ids)
         else:
-            labels = qrels.parse_beir_tsv(_decode(data, source), source, as_chunk_ids=as_chunk_ids)
+            labels = qrels.parse_beir_tsv(decode_utf8(data, source), source, as_chunk_ids=as_chunk_ids)
         text = dump_judgments(labels) if to is ConvertTarget.judgments else qrels.to_qrels(labels, source)
     else:
         if from_ is LabelsFormat.beir:
             raise UsageError("--from beir is a qrels format; a run is jsonl or trec")
-        decoded = _decode(data, source)
+        decoded = decode_utf8(data, source)
         kind = from_.value if from_ else ("jsonl" if decoded.lstrip().startswith("{") else "trec")
         entries = runs.parse_run(data, source) if kind == "jsonl" else qrels.parse_trec_run(decoded, source)
         text = qrels.to_trec_run(entries, tag, source) if to is ConvertTarget.trec_run else runs.dump_run(entries)
@@ -263,7 +260,7 @@ def score(
             from goldkeeper.core.drift import drift_counts as count_drift
             from goldkeeper.io.files import read_bytes
 
-            drift_counts, corpus_info = count_drift(kept, read_bytes(corpus), _source_name(corpus))
+            drift_counts, corpus_info = count_drift(kept, read_bytes(corpus), source_name(corpus))
         del kept
     except BaseException:
         run_reader.cancel()
@@ -493,7 +490,7 @@ def drift(
     if fix and judgments == "-" and not out:
         raise UsageError("--fix on stdin needs --out")
     rows, _ = load_label_rows(judgments, "jsonl")
-    snapshot = parse_corpus(read_bytes(corpus), _source_name(corpus))
+    snapshot = parse_corpus(read_bytes(corpus), source_name(corpus))
     result = classify(rows, snapshot)
     moved = 0
     if fix:
@@ -539,7 +536,7 @@ def snapshot(
     from goldkeeper.core.judgments import decode_jsonl
     from goldkeeper.io.files import iter_lines, write_bytes_atomic
 
-    source = _source_name(chunks)
+    source = source_name(chunks)
     rows = [value for _, value in decode_jsonl(iter_lines(chunks), source)]
     built = build_snapshot(rows, chunker, corpus_fingerprint, source)
     write_bytes_atomic(out, (json.dumps(built, ensure_ascii=False, indent=1) + "\n").encode("utf-8"))
@@ -613,7 +610,7 @@ def id_(
     from goldkeeper.core.identity import chunk_id, normalize, text_sha
 
     if text == "-":
-        text = _decode(sys.stdin.buffer.read(), "<stdin>")
+        text = decode_utf8(sys.stdin.buffer.read(), "<stdin>")
     fields = (doc_uri, doc_revision, ordinal, chunker)
     if any(f is not None for f in fields) and any(f is None for f in fields):
         raise UsageError(
@@ -631,19 +628,6 @@ def id_(
         sys.stdout.write(f"text_sha  {payload['text_sha']}\n")
         if "chunk_id" in payload:
             sys.stdout.write(f"chunk_id  {payload['chunk_id']}\n")
-
-
-def _decode(data: bytes, source: str) -> str:
-    from goldkeeper.errors import InputError
-
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as error:
-        line = data.count(b"\n", 0, error.start) + 1
-        raise InputError(
-            source, "not valid UTF-8", line=line, field="encoding",
-            found=f"byte 0x{data[error.start]:02X}",
-        ) from None
 
 
 def _fail(message: str, code: int) -> NoReturn:

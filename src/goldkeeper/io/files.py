@@ -14,16 +14,18 @@ import tempfile
 from collections.abc import Iterable, Iterator
 
 from goldkeeper.core.judgments import dump_judgments, iter_judgments
-from goldkeeper.errors import StorageError
+from goldkeeper.errors import InputError, StorageError
 from goldkeeper.models.judgment import Judgment
 
 __all__ = [
+    "decode_utf8",
     "is_local",
     "iter_blocks",
     "iter_lines",
     "local_path",
     "read_bytes",
     "read_judgments",
+    "source_name",
     "write_bytes_atomic",
     "write_judgments",
 ]
@@ -77,14 +79,38 @@ def iter_lines(url: str) -> Iterator[bytes]:
         yield from handle  # type: ignore[misc]
 
 
-def iter_blocks(url: str, size: int = 4 << 20) -> Iterator[bytes]:
-    """The file in blocks of about ``size`` bytes, each ending at a newline (except the last)."""
+def source_name(url: str) -> str:
+    """How errors name an input: its URL, or ``<stdin>`` for ``-``."""
+    return "<stdin>" if url == "-" else url
+
+
+def decode_utf8(data: bytes, source: str) -> str:
+    """``data`` as text; bytes that are not UTF-8 are an ``InputError`` naming their line."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise InputError(
+            source, "not valid UTF-8", line=data.count(b"\n", 0, error.start) + 1,
+            field="encoding", found=f"byte 0x{data[error.start]:02X}",
+        ) from None
+
+
+def iter_blocks(url: str, size: int = 4 << 20, *, start: int = 0, stop: int | None = None) -> Iterator[bytes]:
+    """The file in blocks of about ``size`` bytes, each ending at a newline (except the last).
+
+    ``start`` and ``stop`` read only bytes [start, stop) of a local file; both must fall on
+    line boundaries (``start`` just after a newline)."""
     with _open_read(url) as handle:
+        if start:
+            handle.seek(start)  # type: ignore[attr-defined]
+        remaining = None if stop is None else stop - start
         rest = b""
-        while True:
-            data = handle.read(size)  # type: ignore[attr-defined]
+        while remaining is None or remaining > 0:
+            data = handle.read(size if remaining is None else min(size, remaining))  # type: ignore[attr-defined]
             if not data:
                 break
+            if remaining is not None:
+                remaining -= len(data)
             data = rest + data
             cut = data.rfind(b"\n") + 1
             if cut == 0:
@@ -139,8 +165,7 @@ def write_bytes_atomic(url: str, data: bytes) -> None:
 
 def read_judgments(url: str) -> list[Judgment]:
     """Read and type-check a judgments JSONL file by path or URL."""
-    source = "<stdin>" if url == "-" else url
-    return list(iter_judgments(iter_lines(url), source))
+    return list(iter_judgments(iter_lines(url), source_name(url)))
 
 
 def write_judgments(url: str, judgments: Iterable[Judgment]) -> None:

@@ -15,7 +15,7 @@ from goldkeeper.core.judgments import iter_judgment_blocks
 from goldkeeper.core.runs import iter_run
 from goldkeeper.core.scoring import ranking_prefix
 from goldkeeper.errors import InputError, UsageError
-from goldkeeper.io.files import iter_blocks, iter_lines, read_bytes
+from goldkeeper.io.files import decode_utf8, iter_blocks, iter_lines, read_bytes, source_name
 from goldkeeper.models.report import Report
 from goldkeeper.models.run import RunEntry
 
@@ -28,20 +28,6 @@ __all__ = [
     "load_run",
     "load_run_prefixes",
 ]
-
-
-def _source(url: str) -> str:
-    return "<stdin>" if url == "-" else url
-
-
-def _decode(data: bytes, source: str) -> str:
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as error:
-        raise InputError(
-            source, "not valid UTF-8", line=data.count(b"\n", 0, error.start) + 1,
-            field="encoding", found=f"byte 0x{data[error.start]:02X}",
-        ) from None
 
 
 class HashedBlocks:
@@ -64,7 +50,7 @@ def iter_label_blocks(url: str, fmt: str | None = None) -> tuple[Iterator[list[d
     """Checked label rows a block at a time, from judgments JSONL (streamed: memory holds one
     block), TREC qrels or BEIR TSV; and an object whose ``hexdigest()`` is the file's sha256
     once the blocks are consumed."""
-    source = _source(url)
+    source = source_name(url)
     if url != "-" and (fmt is None or fmt == "jsonl"):
         kind = fmt
         if kind is None:
@@ -83,9 +69,9 @@ def iter_label_blocks(url: str, fmt: str | None = None) -> tuple[Iterator[list[d
     if kind == "jsonl":
         blocks: Iterator[list[dict[str, Any]]] = iter_judgment_blocks(_blocks(data), source)
     elif kind == "trec":
-        blocks = iter([[j.__dict__ for j in qrels_format.parse_trec_qrels(_decode(data, source), source)]])
+        blocks = iter([[j.__dict__ for j in qrels_format.parse_trec_qrels(decode_utf8(data, source), source)]])
     elif kind == "beir":
-        blocks = iter([[j.__dict__ for j in qrels_format.parse_beir_tsv(_decode(data, source), source)]])
+        blocks = iter([[j.__dict__ for j in qrels_format.parse_beir_tsv(decode_utf8(data, source), source)]])
     else:
         raise UsageError(f"unknown judgments format '{kind}', expected jsonl, trec or beir")
     return blocks, digest
@@ -129,7 +115,7 @@ class HashedLines:
 
 def load_run(url: str, fmt: str | None = None) -> tuple[Iterator[RunEntry], HashedLines]:
     """Run entries from run JSONL (streamed) or a TREC run file (grouped, then sorted)."""
-    source = _source(url)
+    source = source_name(url)
     lines = HashedLines(url)
     if fmt is None:
         head = b""
@@ -142,7 +128,7 @@ def load_run(url: str, fmt: str | None = None) -> tuple[Iterator[RunEntry], Hash
         return iter_run(lines, source), lines
     if fmt == "trec":
         data = b"".join(lines)
-        return iter(qrels_format.parse_trec_run(_decode(data, source), source)), lines
+        return iter(qrels_format.parse_trec_run(decode_utf8(data, source), source)), lines
     raise UsageError(f"unknown run format '{fmt}', expected jsonl or trec")
 
 
@@ -197,7 +183,7 @@ def load_baseline(url: str) -> Report:
     from pydantic import ValidationError
     from pydantic_core import from_json
 
-    source = _source(url)
+    source = source_name(url)
     data = read_bytes(url)
     try:
         payload = from_json(data, allow_inf_nan=False)

@@ -13,11 +13,10 @@ without fork) takes the one-process path.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
 
 from goldkeeper.core.judgments import iter_judgment_blocks
 from goldkeeper.core.validation import ValidationResult, Validator
-from goldkeeper.io.files import is_local, iter_blocks, local_path
+from goldkeeper.io.files import is_local, iter_blocks, local_path, source_name
 from goldkeeper.io.forked import can_fork, start
 
 __all__ = ["validate_url"]
@@ -25,26 +24,6 @@ __all__ = ["validate_url"]
 #: Below this a second process costs more than it saves.
 PARALLEL_MIN_BYTES = 32 << 20
 _BLOCK = 4 << 20
-
-
-def _range_blocks(path: str, start: int, stop: int) -> Iterator[bytes]:
-    """Bytes [start, stop) of a file in blocks cut at newlines (the range is newline-aligned)."""
-    with open(path, "rb") as handle:
-        handle.seek(start)
-        rest = b""
-        remaining = stop - start
-        while remaining > 0:
-            data = handle.read(min(_BLOCK, remaining))
-            if not data:
-                break
-            remaining -= len(data)
-            data = rest + data
-            cut = data.rfind(b"\n") + 1
-            rest, data = data[cut:], data[:cut]
-            if data:
-                yield data
-        if rest:
-            yield rest
 
 
 def _midpoint(path: str, size: int) -> int:
@@ -61,12 +40,12 @@ def _midpoint(path: str, size: int) -> int:
 
 
 def _count_lines(path: str, stop: int) -> int:
-    return sum(block.count(b"\n") for block in _range_blocks(path, 0, stop))
+    return sum(block.count(b"\n") for block in iter_blocks(path, _BLOCK, stop=stop))
 
 
 def _feed(validator: Validator, path: str, source: str, start: int, stop: int, first_line: int) -> None:
     for rows in iter_judgment_blocks(
-        _range_blocks(path, start, stop), source, first_line=first_line, allow_empty=True
+        iter_blocks(path, _BLOCK, start=start, stop=stop), source, first_line=first_line, allow_empty=True
     ):
         validator.add_many(rows)
 
@@ -79,7 +58,7 @@ def _second_half(path: str, source: str, mid: int, size: int) -> Validator:  # r
 
 def validate_url(url: str, *, workers: int = 2) -> ValidationResult:
     """Parse, type-check and validate a judgments file; ``InputError`` on the first bad line."""
-    source = "<stdin>" if url == "-" else url
+    source = source_name(url)
     path = local_path(url) if url != "-" and is_local(url) else None
     size = os.path.getsize(path) if path is not None and os.path.isfile(path) else 0
     mid = _midpoint(path, size) if path is not None and size >= PARALLEL_MIN_BYTES else 0
