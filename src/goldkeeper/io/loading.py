@@ -7,7 +7,7 @@ computed from; hashing while reading costs one pass over bytes already in memory
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any, NamedTuple
 
 from goldkeeper.core import qrels as qrels_format
@@ -20,8 +20,7 @@ from goldkeeper.models.report import Report
 from goldkeeper.models.run import RunEntry
 
 __all__ = [
-    "HashedBlocks",
-    "HashedLines",
+    "Hashed",
     "iter_label_blocks",
     "load_baseline",
     "load_label_rows",
@@ -30,17 +29,19 @@ __all__ = [
 ]
 
 
-class HashedBlocks:
-    """A file's blocks of whole lines, hashed as they are read; ``hexdigest`` once consumed."""
+class Hashed:
+    """Pass byte chunks (lines or blocks) through while hashing them; ``hexdigest`` once
+    consumed. Reports carry the sha256 of every input, so a number traces to its files."""
 
-    def __init__(self, url: str) -> None:
-        self._url = url
+    def __init__(self, chunks: Iterable[bytes]) -> None:
+        self._chunks = chunks
         self._hash = hashlib.sha256()
 
     def __iter__(self) -> Iterator[bytes]:
-        for block in iter_blocks(self._url):
-            self._hash.update(block)
-            yield block
+        update = self._hash.update
+        for chunk in self._chunks:
+            update(chunk)
+            yield chunk
 
     def hexdigest(self) -> str:
         return self._hash.hexdigest()
@@ -60,7 +61,7 @@ def iter_label_blocks(url: str, fmt: str | None = None) -> tuple[Iterator[list[d
                 break
             kind = qrels_format.detect_labels_format(head[:4096].decode("utf-8", "replace"), url)
         if kind == "jsonl":
-            hashed = HashedBlocks(url)
+            hashed = Hashed(iter_blocks(url))
             return iter_judgment_blocks(hashed, source), hashed
         fmt = kind
     data = read_bytes(url)
@@ -96,27 +97,10 @@ def _blocks(data: bytes, size: int = 4 << 20) -> Iterator[bytes]:
         start = end
 
 
-class HashedLines:
-    """Iterate a file's lines while hashing them; ``hexdigest`` once consumed."""
-
-    def __init__(self, url: str) -> None:
-        self._url = url
-        self._hash = hashlib.sha256()
-
-    def __iter__(self) -> Iterator[bytes]:
-        update = self._hash.update
-        for line in iter_lines(self._url):
-            update(line)
-            yield line
-
-    def hexdigest(self) -> str:
-        return self._hash.hexdigest()
-
-
-def load_run(url: str, fmt: str | None = None) -> tuple[Iterator[RunEntry], HashedLines]:
+def load_run(url: str, fmt: str | None = None) -> tuple[Iterator[RunEntry], Hashed]:
     """Run entries from run JSONL (streamed) or a TREC run file (grouped, then sorted)."""
     source = source_name(url)
-    lines = HashedLines(url)
+    lines = Hashed(iter_lines(url))
     if fmt is None:
         head = b""
         for line in iter_lines(url):
