@@ -18,7 +18,7 @@ from goldkeeper.core.intervals import BootstrapSpec
 from goldkeeper.core.reporting import build_report
 from goldkeeper.core.scoring import score
 from goldkeeper.core.validation import validate
-from goldkeeper.io.files import read_bytes
+from goldkeeper.io.snapshots import open_corpus
 from goldkeeper.io.loading import load_label_rows, load_run_prefixes
 from goldkeeper.io.storage import default_root, publish_report, suite_slug
 from goldkeeper.render import report_markdown
@@ -48,7 +48,7 @@ def score_run(rows: list[dict[str, Any]], run, ks: list[int], threshold: int, in
 
 @task(retries=2, retry_delay_seconds=[2, 10], timeout_seconds=1800)
 def check_corpus(rows: list[dict[str, Any]], corpus_url: str):
-    return drift_counts(rows, read_bytes(corpus_url), corpus_url)
+    return drift_counts(rows, open_corpus(corpus_url))
 
 
 @task(timeout_seconds=300)

@@ -16,14 +16,14 @@ from typing import Any
 from prefect import flow, task
 from prefect.artifacts import create_markdown_artifact
 
-from goldkeeper.core.drift import build_snapshot, classify, fix, parse_corpus, rejudgment_queue
-from goldkeeper.core.judgments import decode_jsonl, dump_judgments, parse_judgments
-from goldkeeper.io.files import iter_lines, read_bytes
+from goldkeeper.core.drift import classify, fix, rejudgment_queue
+from goldkeeper.core.judgments import dump_judgments, parse_judgments
+from goldkeeper.io.snapshots import open_corpus
 from goldkeeper.io.storage import (
     current_judgments_url,
     default_root,
     publish_queue,
-    publish_snapshot,
+    publish_sharded_snapshot,
     read_current_judgments,
     suite_slug,
     write_judgments_version,
@@ -41,32 +41,24 @@ def read_judgments(storage_url: str, suite: str) -> tuple[bytes, str]:
 
 @task(retries=2, retry_delay_seconds=[2, 10], timeout_seconds=900)
 def read_corpus(corpus_url: str):
-    return parse_corpus(read_bytes(corpus_url), corpus_url)
+    return open_corpus(corpus_url)
 
 
-@task(retries=2, retry_delay_seconds=[2, 10], timeout_seconds=900)
-def read_chunks(chunks_url: str) -> list[Any]:
-    return [row for _, row in decode_jsonl(iter_lines(chunks_url), chunks_url)]
-
-
-@task(timeout_seconds=1800)
-def build_corpus_snapshot(rows: list[Any], chunker: str, source: str) -> dict[str, Any]:
-    return build_snapshot(rows, chunker, None, source)
-
-
-@task(retries=3, retry_delay_seconds=[1, 5, 20], timeout_seconds=600)
-def publish_corpus_snapshot(storage_url: str, corpus: str, snapshot: dict[str, Any]) -> str:
-    return publish_snapshot(storage_url, corpus, snapshot)
+@task(retries=3, retry_delay_seconds=[1, 5, 20], timeout_seconds=3600)
+def publish_corpus_snapshot(storage_url: str, corpus: str, chunks_url: str, chunker: str) -> dict[str, Any]:
+    return publish_sharded_snapshot(storage_url, corpus, chunks_url, chunker)
 
 
 @flow(name="goldkeeper-snapshot-corpus", log_prints=True)
 def snapshot_corpus(corpus: str, chunks_url: str, chunker: str, storage_url: str | None = None) -> str:
-    """Chunker output ({doc_uri, doc_revision, ordinal, text} per line) to a stored snapshot."""
+    """Chunker output ({doc_uri, doc_revision, ordinal, text} per line) to a stored, sharded
+    snapshot, streamed; the same chunker output twice is stored once."""
     storage_url = storage_url or default_root()
-    rows = read_chunks(chunks_url)
-    url = publish_corpus_snapshot(storage_url, corpus, build_corpus_snapshot(rows, chunker, chunks_url))
-    print(f"{corpus}: snapshot of {len(rows)} chunks at {url}")
-    return url
+    published = publish_corpus_snapshot(storage_url, corpus, chunks_url, chunker)
+    counts = published["manifest"]["counts"]
+    print(f"{corpus}: snapshot of {counts['chunks']} chunks at {published['url']}"
+          + (" (already stored)" if published["reused"] else ""))
+    return published["url"]
 
 
 @task(timeout_seconds=1800)
@@ -75,8 +67,8 @@ def check_drift(labels, corpus):
 
 
 @task(timeout_seconds=900)
-def fix_recoverable(labels, result, corpus):
-    return fix(labels, result, corpus)
+def fix_recoverable(labels, result):
+    return fix(labels, result)
 
 
 @task(retries=3, retry_delay_seconds=[1, 5, 20], timeout_seconds=300)
@@ -119,7 +111,7 @@ def on_reindex(
     labels = parse_judgments(data, current_judgments_url(storage_url, suite))
     corpus = read_corpus(corpus_url)
     result = check_drift(labels, corpus)
-    fixed, moved = fix_recoverable(labels, result, corpus)
+    fixed, moved = fix_recoverable(labels, result)
     version = None
     if moved:
         version, _ = write_version(storage_url, suite, dump_judgments(fixed).encode("utf-8"), sha)

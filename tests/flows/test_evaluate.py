@@ -157,6 +157,13 @@ def test_on_reindex_from_chunker_output_snapshots_first(prefect_server, tmp_path
     write_judgments_version(root, "wiki", (FIXTURES / "merge" / "judgments.jsonl").read_bytes(), None)
     outcome = on_reindex(suite="wiki", chunks_url=str(chunks), chunker=corpus["chunker_fingerprint"], storage_url=root)
     assert outcome["drift"]["merged"] == 2 and outcome["reanchored"] == 3
-    snapshots = list((tmp_path / "store" / "snapshots" / "wiki").glob("*/corpus.json"))
-    assert len(snapshots) == 1
-    assert [c["chunk_id"] for c in json.loads(snapshots[0].read_text())["chunks"]] == [c["chunk_id"] for c in corpus["chunks"]]
+    manifests = list((tmp_path / "store" / "snapshots" / "wiki").glob("*/manifest.json"))
+    assert len(manifests) == 1
+    from goldkeeper.io.snapshots import open_corpus
+
+    assert [c.chunk_id for c in open_corpus(str(manifests[0]))] == [c["chunk_id"] for c in corpus["chunks"]]
+    # The same chunker output again: the stored snapshot is found, not rebuilt.
+    before = {p.name: p.stat().st_mtime_ns for p in manifests[0].parent.iterdir()}
+    again = on_reindex(suite="wiki", chunks_url=str(chunks), chunker=corpus["chunker_fingerprint"], storage_url=root)
+    assert again["drift"]["valid"] == len(corpus["chunks"]) or again["reanchored"] == 0
+    assert {p.name: p.stat().st_mtime_ns for p in manifests[0].parent.iterdir()} == before

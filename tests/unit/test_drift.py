@@ -164,7 +164,21 @@ def test_the_queue_holds_split_and_orphaned_labels_with_candidates(tmp_path):
     assert [item["status"] for item in queue] == ["SPLIT", "ORPHANED"]
     assert [c["chunk_id"] for c in queue[0]["candidates"]] == [chunks[0].chunk_id, chunks[1].chunk_id]
     assert queue[1]["candidates"][0]["chunk_id"] == chunks[2].chunk_id  # most words shared
-    assert all(0 < c["overlap"] <= 1 for c in queue[1]["candidates"])
+    assert all(0 < c["coverage"] <= 1 for c in queue[1]["candidates"])
+    assert all(item["action"] == "rejudge" and item["item_id"].startswith("rq1:") for item in queue)
+    assert queue == rejudgment_queue(rows, result, Corpus(chunks[::-1]))  # stable ids, no file order
+
+
+def test_a_merged_label_is_queued_for_review_with_its_new_chunk():
+    from goldkeeper.core.drift import rejudgment_queue
+
+    big = chunk(P1 + " " + P2, 0)
+    rows = [label(P1)]
+    result = classify(rows, Corpus([big]))
+    (item,) = rejudgment_queue(rows, result, Corpus([big]))
+    assert (item["status"], item["action"], item["reanchor_to"]) == ("MERGED", "review", big.chunk_id)
+    assert [c["chunk_id"] for c in item["candidates"]] == [big.chunk_id]
+    assert item["candidates"][0]["coverage"] == 1.0
 
 
 def test_snapshot_computes_the_spec_ids(tmp_path):
@@ -179,5 +193,5 @@ def test_snapshot_computes_the_spec_ids(tmp_path):
     bad = tmp_path / "bad.jsonl"
     bad.write_text(json.dumps({"doc_uri": DOC, "ordinal": -1, "text": "x"}) + "\n")
     refused = run_cli("snapshot", str(bad), "--chunker", "new", "--out", str(tmp_path / "x.json"))
-    assert refused.code == 2 and "chunks[0].ordinal" in refused.stderr
+    assert refused.code == 2 and "bad.jsonl:1: ordinal: " in refused.stderr
     assert not (tmp_path / "x.json").exists()

@@ -1,18 +1,28 @@
 """Drift: which labels still point at the text a person judged, after a re-chunk.
 
-Statuses and resolution order are in spec/drift.md. Everything is indexed so the cost stays
-near-linear in labels plus corpus text: chunk ids and text hashes in hash maps, and MERGED
-and SPLIT searched only inside the label's own document, whose text is rebuilt once from its
-live chunks (in ordinal order, neighbours' overlaps folded, whitespace at seams ignored) and
-then searched with ``str.find``. No label is ever compared with every chunk.
+Statuses and resolution order are in spec/drift.md. The corpus is any re-iterable source of
+``LiveChunk`` (an in-memory ``Corpus``, or a streamed sharded snapshot from ``goldkeeper.io``)
+and is read at most twice, so memory is bounded by the labels' index, not by the corpus text:
+
+1. one pass with hash lookups only: live ids, and the best chunk for each labeled text hash
+   (same document, then ordinal, then id). This settles VALID and RE_ANCHORABLE;
+2. a second pass, only when some label with text is still unresolved, that keeps the chunks
+   of just those labels' documents (documents whose text changed). Each such document's text
+   is rebuilt once from its chunks (ordinal order, neighbours' overlaps folded, whitespace at
+   seams ignored) and every pending label is found in it with ``str.find``; which chunks hold
+   or overlap an occurrence comes from a bisection over the chunks' spans.
+
+No label is ever compared with every chunk, in the corpus or in its document.
 """
 
 from __future__ import annotations
 
+import hashlib
 import re
-from collections.abc import Iterable, Mapping
+from bisect import bisect_left, bisect_right
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from pydantic_core import from_json
 
@@ -20,17 +30,33 @@ from goldkeeper.core.identity import chunk_id, normalize, text_sha
 from goldkeeper.errors import InputError, describe_value
 from goldkeeper.models.judgment import Judgment
 
-__all__ = ["DriftResult", "LiveChunk", "build_snapshot", "classify", "drift_counts", "fix", "parse_corpus", "rejudgment_queue"]
+__all__ = [
+    "ChunkSource",
+    "Corpus",
+    "DriftResult",
+    "LiveChunk",
+    "build_snapshot",
+    "chunk_from_dict",
+    "classify",
+    "drift_counts",
+    "fix",
+    "parse_corpus",
+    "queue_item_id",
+    "rejudgment_queue",
+    "snapshot_rows",
+]
 
 _WS = re.compile(r"\s+")
 _OVERLAP_WINDOW = 4096
+_SURE_OVERLAP = 8  # shorter overlaps between neighbours count only on word boundaries
+PROGRESS_EVERY = 1 << 16
 
 
 def _collapse(text: str) -> str:
     return _WS.sub(" ", text).strip()
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class LiveChunk:
     chunk_id: str
     doc_uri: str
@@ -42,11 +68,49 @@ class LiveChunk:
         return (self.ordinal if self.ordinal is not None else 1 << 62, self.chunk_id)
 
 
+class ChunkSource(Protocol):
+    """What classify reads: chunks, re-iterable, and the snapshot's fingerprints."""
+
+    corpus_fingerprint: str | None
+    chunker_fingerprint: str | None
+
+    def __iter__(self) -> Iterator[LiveChunk]: ...
+
+
 @dataclass
 class Corpus:
+    """An in-memory snapshot (the spec's corpus.json)."""
+
     chunks: list[LiveChunk]
     corpus_fingerprint: str | None = None
     chunker_fingerprint: str | None = None
+
+    def __iter__(self) -> Iterator[LiveChunk]:
+        return iter(self.chunks)
+
+
+def chunk_from_dict(raw: Any, source: str, where: str = "", line: int | None = None) -> LiveChunk:
+    """One snapshot chunk, checked: ``where`` prefixes field names (``chunks[3].``)."""
+    if not isinstance(raw, dict):
+        raise InputError(source, "must be an object", line=line, field=where.rstrip(".") or "chunk",
+                         found=describe_value(raw))
+    for name in ("chunk_id", "doc_uri"):
+        value = raw.get(name)
+        if not isinstance(value, str) or not value:
+            raise InputError(source, "required, must be a non-empty string", line=line, field=f"{where}{name}",
+                             found=describe_value(value))
+    ordinal = raw.get("ordinal")
+    if ordinal is not None and (type(ordinal) is not int or ordinal < 0):
+        raise InputError(source, "must be a non-negative integer", line=line, field=f"{where}ordinal",
+                         found=describe_value(ordinal))
+    text = raw.get("text")
+    sha = raw.get("text_sha")
+    for name, value in (("text", text), ("text_sha", sha)):
+        if value is not None and not isinstance(value, str):
+            raise InputError(source, "must be a string", line=line, field=f"{where}{name}",
+                             found=describe_value(value))
+    return LiveChunk(raw["chunk_id"], raw["doc_uri"], ordinal, text,
+                     sha or (text_sha(text) if text is not None else None))
 
 
 def parse_corpus(data: bytes | str, source: str = "corpus") -> Corpus:
@@ -58,42 +122,17 @@ def parse_corpus(data: bytes | str, source: str = "corpus") -> Corpus:
     if not isinstance(payload, dict) or not isinstance(payload.get("chunks"), list):
         raise InputError(source, "a corpus snapshot is an object with a chunks array", field="chunks",
                          found=describe_value(payload.get("chunks") if isinstance(payload, dict) else payload))
-    chunks = []
-    for index, raw in enumerate(payload["chunks"]):
-        where = f"chunks[{index}]"
-        if not isinstance(raw, dict):
-            raise InputError(source, "must be an object", field=where, found=describe_value(raw))
-        for name in ("chunk_id", "doc_uri"):
-            if not isinstance(raw.get(name), str) or not raw[name]:
-                raise InputError(source, "required, must be a non-empty string", field=f"{where}.{name}",
-                                 found=describe_value(raw.get(name)))
-        ordinal = raw.get("ordinal")
-        if ordinal is not None and (type(ordinal) is not int or ordinal < 0):
-            raise InputError(source, "must be a non-negative integer", field=f"{where}.ordinal",
-                             found=describe_value(ordinal))
-        for name in ("text", "text_sha"):
-            if raw.get(name) is not None and not isinstance(raw[name], str):
-                raise InputError(source, "must be a string", field=f"{where}.{name}", found=describe_value(raw[name]))
-        text = raw.get("text")
-        chunks.append(LiveChunk(raw["chunk_id"], raw["doc_uri"], ordinal, text,
-                                raw.get("text_sha") or (text_sha(text) if text is not None else None)))
+    chunks = [chunk_from_dict(raw, source, f"chunks[{index}].") for index, raw in enumerate(payload["chunks"])]
     fingerprints = {name: payload.get(name) for name in ("corpus_fingerprint", "chunker_fingerprint")}
     return Corpus(chunks, **{k: v if isinstance(v, str) else None for k, v in fingerprints.items()})
 
 
-@dataclass
-class _Document:
-    """A document's live text, rebuilt from its chunks, and where each chunk lies in it."""
-
-    text: str
-    spans: list[tuple[int, int, LiveChunk]]
-
-
-def _overlap(tail: str, head: str) -> int:
-    """Length of the longest suffix of ``tail`` that is a prefix of ``head`` (KMP, O(n))."""
+def _borders(tail: str, head: str) -> list[int]:
+    """Every length b > 0 such that ``tail``'s last b characters are ``head``'s first b, longest
+    first (the KMP failure chain, O(window))."""
     window = min(len(tail), len(head), _OVERLAP_WINDOW)
     if window == 0:
-        return 0
+        return []
     probe = head[:window] + "\x00" + tail[-window:]
     prefix = [0] * len(probe)
     for i in range(1, len(probe)):
@@ -103,29 +142,96 @@ def _overlap(tail: str, head: str) -> int:
         if probe[i] == probe[j]:
             j += 1
         prefix[i] = j
-    return prefix[-1]
+    found = []
+    b = prefix[-1]
+    while b:
+        found.append(b)
+        b = prefix[b - 1]
+    return found
+
+
+def _inside_word(text: str, at: int) -> bool:
+    return 0 < at < len(text) and text[at - 1].isalnum() and text[at].isalnum()
+
+
+def _overlap(text: str, piece: str) -> int:
+    """How much of ``piece`` repeats the end of ``text``: the longest border that is long enough
+    to be deliberate, or that starts and ends on word boundaries (so "refunds" + "so the" is
+    not read as an overlap of one "s")."""
+    for b in _borders(text, piece):
+        if b >= _SURE_OVERLAP or (not _inside_word(text, len(text) - b) and not _inside_word(piece, b)):
+            return b
+    return 0
+
+
+@dataclass
+class _Document:
+    """A document's live text, rebuilt from its chunks, and where each chunk lies in it.
+
+    ``ends`` never decreases (each chunk ends where the text ended when it was added);
+    ``floor[i]`` is the smallest start from span i on, which bounds the bisection scans.
+    """
+
+    text: str
+    starts: list[int]
+    ends: list[int]
+    chunks: list[LiveChunk]
+    floor: list[int]
+
+    def occurrences(self, wanted: str) -> Iterator[int]:
+        at = self.text.find(wanted)
+        while at >= 0:
+            yield at
+            at = self.text.find(wanted, at + 1)
+
+    def holding(self, at: int, end: int) -> Iterator[int]:
+        """Spans that contain [at, end)."""
+        i = bisect_left(self.ends, end)
+        while i < len(self.ends) and self.floor[i] <= at:
+            if self.starts[i] <= at:
+                yield i
+            i += 1
+
+    def overlapping(self, at: int, end: int) -> Iterator[int]:
+        """Spans that share a character with [at, end), in document order."""
+        i = bisect_right(self.ends, at)
+        while i < len(self.ends) and self.floor[i] < end:
+            if self.starts[i] < end:
+                yield i
+            i += 1
 
 
 def _rebuild(chunks: list[LiveChunk]) -> _Document:
-    text = ""
-    spans = []
+    parts: list[str] = []
+    length = 0
+    tail = ""
+    starts, ends, kept = [], [], []
     for chunk in chunks:
         if chunk.text is None:
             continue
         piece = _collapse(normalize(chunk.text))
         if not piece:
             continue
-        shared = _overlap(text, piece)
+        shared = _overlap(tail, piece)
         if shared:
-            start = len(text) - shared
-            text += piece[shared:]
+            start = length - shared
+            added = piece[shared:]
         else:
-            if text:
-                text += " "
-            start = len(text)
-            text += piece
-        spans.append((start, start + len(piece), chunk))
-    return _Document(text, spans)
+            if length:
+                parts.append(" ")
+                length += 1
+            start = length
+            added = piece
+        parts.append(added)
+        length += len(added)
+        tail = (tail + added)[-_OVERLAP_WINDOW:] if len(added) < _OVERLAP_WINDOW else added[-_OVERLAP_WINDOW:]
+        starts.append(start)
+        ends.append(start + len(piece))
+        kept.append(chunk)
+    floor = starts[:]
+    for i in range(len(floor) - 2, -1, -1):
+        floor[i] = min(floor[i], floor[i + 1])
+    return _Document("".join(parts), starts, ends, kept, floor)
 
 
 @dataclass
@@ -134,6 +240,10 @@ class DriftResult:
     summary: dict[str, Any]
     judgments_fingerprint: str | None
     corpus_fingerprint: str | None
+    chunks: dict[str, LiveChunk] = field(default_factory=dict, repr=False)
+    """Every live chunk a finding names (re-anchor targets and split pieces), for fix and queue."""
+    corpus_chunks: int = 0
+    corpus_documents: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         return {"findings": self.findings, "summary": self.summary,
@@ -141,94 +251,109 @@ class DriftResult:
                 "corpus_fingerprint": self.corpus_fingerprint}
 
 
-@dataclass
-class _Index:
-    ids: set[str] = field(default_factory=set)
-    by_sha: dict[str, list[LiveChunk]] = field(default_factory=dict)
-    by_doc: dict[str, list[LiveChunk]] = field(default_factory=dict)
-    documents: dict[str, _Document] = field(default_factory=dict)
-
-    def document(self, doc_uri: str) -> _Document | None:
-        if doc_uri not in self.by_doc:
-            return None
-        found = self.documents.get(doc_uri)
-        if found is None:
-            found = self.documents[doc_uri] = _rebuild(self.by_doc[doc_uri])
-        return found
+def _better(chunk: LiveChunk, current: LiveChunk | None) -> bool:
+    return current is None or chunk.order() < current.order()
 
 
-def _index(corpus: Corpus) -> _Index:
-    index = _Index()
-    for chunk in corpus.chunks:
-        index.ids.add(chunk.chunk_id)
-        if chunk.text_sha:
-            index.by_sha.setdefault(chunk.text_sha, []).append(chunk)
-        index.by_doc.setdefault(chunk.doc_uri, []).append(chunk)
-    for chunks in index.by_doc.values():
-        chunks.sort(key=LiveChunk.order)
-    return index
+def _row(judgment: Judgment | Mapping[str, Any]) -> Mapping[str, Any]:
+    return judgment.__dict__ if isinstance(judgment, Judgment) else judgment
 
 
-def _rank(doc_uri: str):
-    # Same document first, then ordinal, then id: never file order.
-    return lambda c: (c.doc_uri != doc_uri, *c.order())
-
-
-def _classify_one(row: Mapping[str, Any], index: _Index) -> dict[str, Any]:
-    doc_uri = row["doc_uri"]
-    chunk = row.get("chunk_id")
-    finding: dict[str, Any] = {"query_id": row["query_id"], "doc_uri": doc_uri}
-    if chunk is None:
-        finding["status"] = "VALID" if doc_uri in index.by_doc else "ORPHANED"
-        return finding
-    finding["chunk_id"] = chunk
-    if chunk in index.ids:
-        finding["status"] = "VALID"
-        return finding
+def _label_sha(row: Mapping[str, Any]) -> tuple[str | None, bool]:
+    """The hash a label's text is found by, and whether its text_sha contradicts its text."""
     chunk_text = row.get("chunk_text")
     sha = row.get("text_sha")
     if chunk_text is not None:
         own = text_sha(chunk_text)
-        if sha is not None and sha != own:
+        return own, sha is not None and sha != own
+    return sha, False
+
+
+def classify(
+    judgments: Iterable[Judgment | Mapping[str, Any]],
+    corpus: ChunkSource,
+    progress: Callable[[int], None] | None = None,
+) -> DriftResult:
+    """Classify every label against a live corpus (module docstring: two passes at most).
+
+    ``progress`` is called with the number of chunks read so far, every ``PROGRESS_EVERY``.
+    """
+    rows = [_row(judgment) for judgment in judgments]
+    label_ids: set[str] = set()
+    wanted: dict[str, set[str]] = {}  # text hash -> documents of the labels that want it
+    shas: list[tuple[str | None, bool]] = []
+    for row in rows:
+        sha = _label_sha(row) if row.get("chunk_id") is not None else (None, False)
+        shas.append(sha)
+        if row.get("chunk_id") is not None:
+            label_ids.add(row["chunk_id"])
+            if sha[0] is not None:
+                wanted.setdefault(sha[0], set()).add(row["doc_uri"])
+
+    live: set[str] = set()
+    documents: set[str] = set()
+    best_any: dict[str, LiveChunk] = {}
+    best_in_doc: dict[tuple[str, str], LiveChunk] = {}
+    seen = 0
+    for chunk in corpus:
+        seen += 1
+        if progress is not None and not seen % PROGRESS_EVERY:
+            progress(seen)
+        if chunk.chunk_id in label_ids:
+            live.add(chunk.chunk_id)
+        documents.add(chunk.doc_uri)
+        sha = chunk.text_sha
+        if sha is not None and sha in wanted:
+            if _better(chunk, best_any.get(sha)):
+                best_any[sha] = chunk
+            if chunk.doc_uri in wanted[sha]:
+                key = (sha, chunk.doc_uri)
+                if _better(chunk, best_in_doc.get(key)):
+                    best_in_doc[key] = chunk
+    if progress is not None:
+        progress(seen)
+
+    findings: list[dict[str, Any]] = []
+    named: dict[str, LiveChunk] = {}
+    pending: dict[str, list[int]] = {}
+    for position, (row, (sha, mismatch)) in enumerate(zip(rows, shas)):
+        doc_uri = row["doc_uri"]
+        finding: dict[str, Any] = {"query_id": row["query_id"], "doc_uri": doc_uri}
+        findings.append(finding)
+        chunk = row.get("chunk_id")
+        if chunk is None:
+            finding["status"] = "VALID" if doc_uri in documents else "ORPHANED"
+            continue
+        finding["chunk_id"] = chunk
+        if chunk in live:
+            finding["status"] = "VALID"
+            continue
+        if mismatch:
             # The label contradicts itself; the text a person read is the better witness.
             finding["text_sha_mismatch"] = True
-        sha = own
-    if sha is not None and sha in index.by_sha:
-        target = min(index.by_sha[sha], key=_rank(doc_uri))
-        finding.update(status="RE_ANCHORABLE", reanchor_to=target.chunk_id)
-        if target.doc_uri != doc_uri:
-            finding.update(cross_document=True, reanchor_doc_uri=target.doc_uri)
-        return finding
-    document = index.document(doc_uri) if chunk_text is not None else None
-    if document is not None:
-        wanted = _collapse(normalize(chunk_text))
-        if wanted:
-            containing = [c for s, e, c in document.spans if wanted in document.text[s:e]]
-            if containing:
-                target = min(containing, key=lambda c: (len(c.text or ""), *c.order()))
-                finding.update(status="MERGED", reanchor_to=target.chunk_id)
-                return finding
-            at = document.text.find(wanted)
-            if at >= 0:
-                end = at + len(wanted)
-                pieces = [c.chunk_id for s, e, c in document.spans if s < end and at < e]
-                finding.update(status="SPLIT", split_into=pieces)
-                return finding
-    finding["status"] = "ORPHANED"
-    return finding
+        target = best_in_doc.get((sha, doc_uri)) or best_any.get(sha) if sha is not None else None
+        if target is not None:
+            finding.update(status="RE_ANCHORABLE", reanchor_to=target.chunk_id)
+            named[target.chunk_id] = target
+            if target.doc_uri != doc_uri:
+                finding.update(cross_document=True, reanchor_doc_uri=target.doc_uri)
+            continue
+        finding["status"] = "ORPHANED"
+        if row.get("chunk_text") is not None and doc_uri in documents:
+            pending.setdefault(doc_uri, []).append(position)
 
+    if pending:
+        by_doc: dict[str, list[LiveChunk]] = {doc_uri: [] for doc_uri in pending}
+        for chunk in corpus:
+            if chunk.doc_uri in by_doc:
+                by_doc[chunk.doc_uri].append(chunk)
+        for doc_uri, positions in pending.items():
+            document = _rebuild(sorted(by_doc[doc_uri], key=LiveChunk.order))
+            for position in positions:
+                _resolve(findings[position], rows[position]["chunk_text"], document, named)
 
-def classify(judgments: Iterable[Judgment | Mapping[str, Any]], corpus: Corpus) -> DriftResult:
-    """Classify every label against a live corpus (see the module docstring for the cost)."""
-    index = _index(corpus)
-    findings = []
-    fingerprints: set[str] = set()
-    for judgment in judgments:
-        row = judgment.__dict__ if isinstance(judgment, Judgment) else judgment
-        if row.get("corpus_fingerprint"):
-            fingerprints.add(row["corpus_fingerprint"])
-        findings.append(_classify_one(row, index))
-    counts = {"VALID": 0, "RE_ANCHORABLE": 0, "MERGED": 0, "SPLIT": 0, "ORPHANED": 0}
+    counts = dict.fromkeys(("VALID", "RE_ANCHORABLE", "MERGED", "SPLIT", "ORPHANED"), 0)
+    fingerprints = {row["corpus_fingerprint"] for row in rows if row.get("corpus_fingerprint")}
     for finding in findings:
         counts[finding["status"]] += 1
     total = len(findings)
@@ -240,12 +365,32 @@ def classify(judgments: Iterable[Judgment | Mapping[str, Any]], corpus: Corpus) 
         "orphaned": counts["ORPHANED"],
         "invalid_ratio": round((total - counts["VALID"]) / total, 12) if total else 0.0,
     }
-    return DriftResult(findings, summary,
-                       next(iter(fingerprints)) if len(fingerprints) == 1 else None,
-                       corpus.corpus_fingerprint)
+    return DriftResult(findings, summary, next(iter(fingerprints)) if len(fingerprints) == 1 else None,
+                       corpus.corpus_fingerprint, named, seen, len(documents))
 
 
-def fix(judgments: Iterable[Judgment], result: DriftResult, corpus: Corpus) -> tuple[list[Judgment], int]:
+def _resolve(finding: dict[str, Any], chunk_text: str, document: _Document, named: dict[str, LiveChunk]) -> None:
+    """MERGED or SPLIT, from where the label's text occurs in its rebuilt document."""
+    wanted = _collapse(normalize(chunk_text))
+    if not wanted:
+        return
+    holders: set[int] = set()
+    first = -1
+    for at in document.occurrences(wanted):
+        if first < 0:
+            first = at
+        holders.update(document.holding(at, at + len(wanted)))
+    if holders:
+        target = min((document.chunks[i] for i in holders), key=lambda c: (len(c.text or ""), *c.order()))
+        finding.update(status="MERGED", reanchor_to=target.chunk_id)
+        named[target.chunk_id] = target
+    elif first >= 0:
+        pieces = [document.chunks[i] for i in document.overlapping(first, first + len(wanted))]
+        finding.update(status="SPLIT", split_into=[c.chunk_id for c in pieces])
+        named.update((c.chunk_id, c) for c in pieces)
+
+
+def fix(judgments: Iterable[Judgment], result: DriftResult) -> tuple[list[Judgment], int]:
     """Re-anchor RE_ANCHORABLE and MERGED labels; leave every other label exactly as it was.
 
     A moved label gets the live chunk's id, text hash and text (when the label stored text),
@@ -254,14 +399,13 @@ def fix(judgments: Iterable[Judgment], result: DriftResult, corpus: Corpus) -> t
     touched: a fix never invents ground truth. Fixing a fixed set changes nothing, since every
     moved label is then VALID. Returns the labels and how many moved.
     """
-    by_id = {chunk.chunk_id: chunk for chunk in corpus.chunks}
     out: list[Judgment] = []
     moved = 0
     for judgment, finding in zip(judgments, result.findings, strict=True):
         if finding["status"] not in ("RE_ANCHORABLE", "MERGED"):
             out.append(judgment)
             continue
-        target = by_id[finding["reanchor_to"]]
+        target = result.chunks[finding["reanchor_to"]]
         before = {"chunk_id": judgment.chunk_id, "status": finding["status"]}
         if judgment.text_sha is not None:
             before["text_sha"] = judgment.text_sha
@@ -275,105 +419,164 @@ def fix(judgments: Iterable[Judgment], result: DriftResult, corpus: Corpus) -> t
             values["text_sha"] = target.text_sha
         if judgment.chunk_text is not None and target.text is not None:
             values["chunk_text"] = target.text
-        if corpus.corpus_fingerprint is not None:
-            values["corpus_fingerprint"] = corpus.corpus_fingerprint
+        if result.corpus_fingerprint is not None:
+            values["corpus_fingerprint"] = result.corpus_fingerprint
         out.append(Judgment.model_construct(**values))
         moved += 1
     return out, moved
 
 
 _WORD = re.compile(r"\w+")
+_POSTINGS_BUDGET = 4096
 
 
 def _words(text: str) -> set[str]:
     return set(_WORD.findall(normalize(text).lower()))
 
 
-def rejudgment_queue(
-    judgments: Iterable[Judgment | Mapping[str, Any]], result: DriftResult, corpus: Corpus, candidates: int = 3
-) -> list[dict[str, Any]]:
-    """One item per SPLIT or ORPHANED label, for a person to re-judge, with candidates found.
+def queue_item_id(row: Mapping[str, Any]) -> str:
+    """A queue item's stable id: the same label gives the same id on every run."""
+    key = "\x1f".join((row["query_id"], row["doc_uri"], row.get("chunk_id") or ""))
+    return "rq1:" + hashlib.sha256(key.encode("utf-8")).hexdigest()[:24]
 
-    A SPLIT label's candidates are the chunks its text now spans, in document order. An
-    ORPHANED label's are the live chunks of its document (or, when the document is gone, none)
-    ranked by word overlap with the labeled text (Jaccard), ties by ordinal and id. The queue
-    proposes; it never decides: nothing here becomes ground truth until a person says so.
+
+class _WordIndex:
+    """One document's chunks by word, to find partial matches without scanning every chunk."""
+
+    def __init__(self, chunks: list[LiveChunk]):
+        self.chunks = chunks
+        self.words = [_words(c.text or "") for c in chunks]
+        self.postings: dict[str, list[int]] = {}
+        for i, words in enumerate(self.words):
+            for word in words:
+                self.postings.setdefault(word, []).append(i)
+
+    def best(self, text: str, limit: int) -> list[tuple[float, LiveChunk]]:
+        wanted = _words(text)
+        if not wanted:
+            return []
+        # Candidates are the chunks sharing the label's rarest words (a budget of postings),
+        # then each is scored exactly: the share of the label's words it covers.
+        rare = sorted((len(self.postings.get(w, ())), w) for w in wanted)
+        pool: set[int] = set()
+        spent = 0
+        for size, word in rare:
+            if size == 0:
+                continue
+            if spent and spent + size > _POSTINGS_BUDGET:
+                break
+            pool.update(self.postings[word])
+            spent += size
+        scored = sorted(((-len(wanted & self.words[i]) / len(wanted), *self.chunks[i].order(), i) for i in pool))
+        return [(-s[0], self.chunks[s[-1]]) for s in scored[:limit]]
+
+
+def rejudgment_queue(
+    judgments: Iterable[Judgment | Mapping[str, Any]], result: DriftResult, corpus: ChunkSource, candidates: int = 3
+) -> list[dict[str, Any]]:
+    """The labels a person must look at, with candidates found (spec/drift.md, queue).
+
+    ``action: rejudge`` for SPLIT and ORPHANED labels, whose ground truth is unknown;
+    ``action: review`` for MERGED ones, which fix moved to a bigger chunk (still sound, but the
+    extra text may deserve a second look for precision). Candidates: a SPLIT's pieces in
+    document order; an ORPHANED label's best partial matches in its document (when it carried
+    text), ranked by the share of its words each chunk covers, ties by ordinal and id; a
+    MERGED label's new chunk. The corpus is read once more, for ORPHANED labels' documents
+    only. The queue proposes; nothing in it is ground truth until a person answers.
     """
-    index = _index(corpus)
-    by_id = {chunk.chunk_id: chunk for chunk in corpus.chunks}
+    rows = [_row(judgment) for judgment in judgments]
+    orphan_docs = {row["doc_uri"] for row, finding in zip(rows, result.findings, strict=True)
+                   if finding["status"] == "ORPHANED" and row.get("chunk_text") and row.get("chunk_id")}
+    by_doc: dict[str, list[LiveChunk]] = {doc_uri: [] for doc_uri in orphan_docs}
+    if by_doc:
+        for chunk in corpus:
+            if chunk.doc_uri in by_doc:
+                by_doc[chunk.doc_uri].append(chunk)
+    indexes: dict[str, _WordIndex] = {}
     queue = []
-    for judgment, finding in zip(judgments, result.findings, strict=True):
-        if finding["status"] not in ("SPLIT", "ORPHANED"):
+    for row, finding in zip(rows, result.findings, strict=True):
+        status = finding["status"]
+        if status not in ("SPLIT", "ORPHANED", "MERGED"):
             continue
-        row = judgment.__dict__ if isinstance(judgment, Judgment) else judgment
-        item = {key: row[key] for key in ("query_id", "query", "doc_uri", "chunk_id", "chunk_text",
-                                          "relevance", "labeled_by", "labeled_at") if row.get(key) is not None}
-        item["status"] = finding["status"]
+        item: dict[str, Any] = {"item_id": queue_item_id(row), "action": "review" if status == "MERGED" else "rejudge",
+                                "status": status}
+        item.update((key, row[key]) for key in ("query_id", "query", "doc_uri", "chunk_id", "chunk_text", "text_sha",
+                                                 "relevance", "labeled_by", "labeled_at") if row.get(key) is not None)
         found: list[tuple[float | None, LiveChunk]] = []
-        if finding["status"] == "SPLIT":
-            found = [(None, by_id[chunk_id]) for chunk_id in finding["split_into"]]
-        elif row.get("chunk_text") and row["doc_uri"] in index.by_doc:
+        if status == "SPLIT":
+            found = [(None, result.chunks[chunk_id]) for chunk_id in finding["split_into"]]
+        elif status == "MERGED":
+            item["reanchor_to"] = finding["reanchor_to"]
+            found = [(None, result.chunks[finding["reanchor_to"]])]
+        elif row["doc_uri"] in by_doc and row.get("chunk_text"):
+            index = indexes.get(row["doc_uri"])
+            if index is None:
+                index = indexes[row["doc_uri"]] = _WordIndex(sorted(by_doc[row["doc_uri"]], key=LiveChunk.order))
+            found = index.best(row["chunk_text"], candidates)
+        if row.get("chunk_text") and found and found[0][0] is None:
             wanted = _words(row["chunk_text"])
-            scored = []
-            for chunk in index.by_doc[row["doc_uri"]]:
-                have = _words(chunk.text or "")
-                overlap = len(wanted & have) / len(wanted | have) if wanted | have else 0.0
-                if overlap > 0:
-                    scored.append((-overlap, *chunk.order(), chunk))
-            found = [(-s[0], s[-1]) for s in sorted(scored, key=lambda s: s[:3])[:candidates]]
+            found = [(len(wanted & _words(c.text or "")) / len(wanted) if wanted else 0.0, c) for _, c in found]
         item["candidates"] = [
             {"chunk_id": c.chunk_id, "doc_uri": c.doc_uri, "ordinal": c.ordinal, "text": c.text,
-             **({} if score is None else {"overlap": round(score, 6)})}
-            for score, c in found
+             **({} if score is None else {"coverage": round(score, 6)})}
+            for score, c in found if score is None or score > 0 or status != "ORPHANED"
         ]
         queue.append(item)
     return queue
 
 
-def build_snapshot(
-    chunks: Iterable[Mapping[str, Any]], chunker_fingerprint: str, corpus_fingerprint: str | None = None,
-    source: str = "chunks",
-) -> dict[str, Any]:
-    """A corpus.json from chunker output rows ``{doc_uri, doc_revision, ordinal, text}``.
+def snapshot_rows(
+    chunks: Iterable[Any], chunker_fingerprint: str, source: str = "chunks", *, numbered: bool = False,
+) -> Iterator[dict[str, Any]]:
+    """Snapshot chunks from chunker output rows ``{doc_uri, doc_revision, ordinal, text}``, lazily.
 
     Ids follow spec/chunk-id.md; ``doc_revision`` defaults to the text's own hash, as the spec
-    allows for sources without versions. Each row is checked, with its position on error.
+    allows for sources without versions. Each row is checked, with its line on error (the
+    rows' positions, or with ``numbered`` the line numbers given as ``(line, row)`` pairs).
     """
-    out = []
-    for index, row in enumerate(chunks):
-        where = f"chunks[{index}]"
+    for index, item in enumerate(chunks):
+        line, row = item if numbered else (index + 1, item)
         if not isinstance(row, Mapping):
-            raise InputError(source, "must be an object", field=where, found=describe_value(row))
+            raise InputError(source, "must be an object", line=line, field="chunk", found=describe_value(row))
         for name in ("doc_uri", "text"):
             if not isinstance(row.get(name), str) or (name == "doc_uri" and not row[name]):
-                raise InputError(source, "required, must be a string", field=f"{where}.{name}",
+                raise InputError(source, "required, must be a string", line=line, field=name,
                                  found=describe_value(row.get(name)))
         ordinal = row.get("ordinal")
         if type(ordinal) is not int or ordinal < 0:
-            raise InputError(source, "required, must be a non-negative integer", field=f"{where}.ordinal",
+            raise InputError(source, "required, must be a non-negative integer", line=line, field="ordinal",
                              found=describe_value(ordinal))
         text = row["text"]
+        sha = text_sha(text)
         revision = row.get("doc_revision")
         if revision is None:
-            revision = text_sha(text)
+            revision = sha
         elif not isinstance(revision, str):
-            raise InputError(source, "must be a string", field=f"{where}.doc_revision", found=describe_value(revision))
+            raise InputError(source, "must be a string", line=line, field="doc_revision",
+                             found=describe_value(revision))
         try:
             identity = chunk_id(row["doc_uri"], revision, ordinal, text, chunker_fingerprint)
         except ValueError as error:
-            raise InputError(source, str(error).split(": ", 2)[-1], field=where) from None
-        out.append({"chunk_id": identity, "doc_uri": row["doc_uri"], "doc_revision": revision,
-                    "ordinal": ordinal, "text": text, "text_sha": text_sha(text)})
+            raise InputError(source, str(error).split(": ", 2)[-1], line=line, field="chunk") from None
+        yield {"chunk_id": identity, "doc_uri": row["doc_uri"], "doc_revision": revision,
+               "ordinal": ordinal, "text": text, "text_sha": sha}
+
+
+def build_snapshot(
+    chunks: Iterable[Any], chunker_fingerprint: str, corpus_fingerprint: str | None = None,
+    source: str = "chunks", *, numbered: bool = False,
+) -> dict[str, Any]:
+    """A corpus.json (in memory) from chunker output rows; see ``snapshot_rows``."""
     return {"corpus_fingerprint": corpus_fingerprint or chunker_fingerprint,
-            "chunker_fingerprint": chunker_fingerprint, "chunks": out}
+            "chunker_fingerprint": chunker_fingerprint,
+            "chunks": list(snapshot_rows(chunks, chunker_fingerprint, source, numbered=numbered))}
 
 
-def drift_counts(judgments: Iterable[Judgment | Mapping[str, Any]], data: bytes | str, source: str = "corpus"):
+def drift_counts(judgments: Iterable[Judgment | Mapping[str, Any]], corpus: ChunkSource):
     """Drift counts and corpus facts for a report: what ``score --corpus`` adds."""
     from goldkeeper.models.report import CorpusInfo, DriftCounts
 
-    corpus = parse_corpus(data, source)
-    counts = DriftCounts(**classify(judgments, corpus).summary)
-    info = CorpusInfo(fingerprint=corpus.corpus_fingerprint, chunks=len(corpus.chunks),
-                      documents=len({c.doc_uri for c in corpus.chunks}))
-    return counts, info
+    result = classify(judgments, corpus)
+    info = CorpusInfo(fingerprint=corpus.corpus_fingerprint, chunks=result.corpus_chunks,
+                      documents=result.corpus_documents)
+    return DriftCounts(**result.summary), info

@@ -27,7 +27,7 @@ from pydantic import BaseModel, Field
 from goldkeeper.core.identity import text_sha
 from goldkeeper.models.judgment import Judgment
 
-__all__ = ["Issue", "ValidationResult", "Validator", "validate"]
+__all__ = ["Issue", "ValidationResult", "Validator", "is_iso8601", "validate"]
 
 Severity = Literal["error", "warning"]
 
@@ -79,7 +79,7 @@ class ValidationResult(BaseModel):
 
 
 @functools.lru_cache(maxsize=4096)  # labels made in one session share their timestamps
-def _is_iso8601(value: str) -> bool:
+def is_iso8601(value: str) -> bool:
     text = value[:-1] + "+00:00" if value.endswith(("Z", "z")) else value
     if len(text) < 10:
         return False
@@ -161,7 +161,7 @@ class Validator:
         labelers = Counter(map(_LABELED_BY, rows))
         if any(v is not None and not v.startswith(_PROVENANCE) for v in labelers):
             return False
-        if any(v is not None and not _is_iso8601(v) for v in set(map(_LABELED_AT, rows))):
+        if any(v is not None and not is_iso8601(v) for v in set(map(_LABELED_AT, rows))):
             return False
         relevance = list(map(_RELEVANCE, rows))
         self._labels += len(rows)
@@ -265,7 +265,7 @@ class Validator:
                     f"synthetic: prefix: {labeled_by}",
                 )
             labeled_at = get("labeled_at")
-            if labeled_at is not None and not _is_iso8601(labeled_at):
+            if labeled_at is not None and not is_iso8601(labeled_at):
                 issue(
                     "warning",
                     "bad-labeled-at",

@@ -23,8 +23,11 @@ __all__ = [
     "iter_blocks",
     "iter_lines",
     "local_path",
+    "open_read",
+    "open_write_atomic",
     "read_bytes",
     "read_judgments",
+    "remove_quietly",
     "source_name",
     "write_bytes_atomic",
     "write_judgments",
@@ -47,7 +50,7 @@ def _os_problem(error: OSError) -> str:
 
 
 @contextlib.contextmanager
-def _open_read(url: str) -> Iterator[object]:
+def open_read(url: str) -> Iterator[object]:
     if url == "-":
         yield sys.stdin.buffer
         return
@@ -75,7 +78,7 @@ def _open_read(url: str) -> Iterator[object]:
 
 def iter_lines(url: str) -> Iterator[bytes]:
     """Lines of a file as bytes, newline kept, read in a stream."""
-    with _open_read(url) as handle:
+    with open_read(url) as handle:
         yield from handle  # type: ignore[misc]
 
 
@@ -100,7 +103,7 @@ def iter_blocks(url: str, size: int = 4 << 20, *, start: int = 0, stop: int | No
 
     ``start`` and ``stop`` read only bytes [start, stop) of a local file; both must fall on
     line boundaries (``start`` just after a newline)."""
-    with _open_read(url) as handle:
+    with open_read(url) as handle:
         if start:
             handle.seek(start)  # type: ignore[attr-defined]
         remaining = None if stop is None else stop - start
@@ -123,7 +126,7 @@ def iter_blocks(url: str, size: int = 4 << 20, *, start: int = 0, stop: int | No
 
 
 def read_bytes(url: str) -> bytes:
-    with _open_read(url) as handle:
+    with open_read(url) as handle:
         return handle.read()  # type: ignore[attr-defined]
 
 
@@ -161,6 +164,55 @@ def write_bytes_atomic(url: str, data: bytes) -> None:
         fs.pipe_file(path, data)
     except (OSError, ValueError, ImportError) as error:
         raise StorageError(url, f"cannot be written: {error}") from None
+
+
+@contextlib.contextmanager
+def open_write_atomic(url: str) -> Iterator[object]:
+    """A binary stream that replaces ``url`` only when the block ends without an error.
+
+    Locally a temporary file beside it, fsynced and renamed; on object stores one upload that
+    is committed at close (S3 writes are atomic per object). For data too big to hold in memory.
+    """
+    if is_local(url):
+        path = local_path(url)
+        directory = os.path.dirname(os.path.abspath(path))
+        try:
+            os.makedirs(directory, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(prefix=".goldkeeper-", suffix=".tmp", dir=directory)
+        except OSError as error:
+            raise StorageError(url, f"cannot be written: {_os_problem(error)}") from None
+        try:
+            with os.fdopen(fd, "wb") as handle:
+                yield handle
+                handle.flush()
+                os.fsync(handle.fileno())
+            os.replace(tmp, path)
+        except BaseException as error:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            if isinstance(error, OSError):
+                raise StorageError(url, f"cannot be written: {_os_problem(error)}") from None
+            raise
+        return
+    import fsspec
+
+    try:
+        with fsspec.open(url, "wb") as handle:
+            yield handle
+    except (OSError, ValueError, ImportError) as error:
+        raise StorageError(url, f"cannot be written: {error}") from None
+
+
+def remove_quietly(url: str) -> None:
+    """Delete a file or object if it is there (cleaning up after a failed write)."""
+    with contextlib.suppress(OSError, ValueError, ImportError):
+        if is_local(url):
+            os.unlink(local_path(url))
+            return
+        import fsspec
+
+        fs, path = fsspec.core.url_to_fs(url)
+        fs.rm_file(path)
 
 
 def read_judgments(url: str) -> list[Judgment]:

@@ -3,6 +3,7 @@
     <root>/reports/<suite>/<time>-<sha12>.json      the full report, written once
     <root>/history/<suite>.jsonl                    one line per evaluation
     <root>/queue/<suite>/<time>.jsonl               labels that need a person
+    <root>/snapshots/<corpus>/<chunker>-<sha12>/    a sharded corpus snapshot (manifest.json)
 
 The default root is ``file://<cwd>/.goldkeeper``. Every write is atomic (``write_bytes_atomic``);
 credentials come from the environment or the provider's chain, never from here.
@@ -24,7 +25,7 @@ __all__ = [
     "default_root",
     "publish_queue",
     "publish_report",
-    "publish_snapshot",
+    "publish_sharded_snapshot",
     "read_current_judgments",
     "read_history",
     "suite_slug",
@@ -172,15 +173,33 @@ def write_judgments_version(root: str, suite: str, data: bytes, expected_sha: st
     return version, digest
 
 
-def publish_snapshot(root: str, corpus: str, snapshot: dict[str, Any]) -> str:
-    """Write a corpus snapshot under snapshots/<corpus>/<fingerprint>/corpus.json; its URL.
+def publish_sharded_snapshot(root: str, corpus: str, chunks_url: str, chunker: str) -> dict[str, Any]:
+    """Stream chunker output into a sharded snapshot under
+    snapshots/<corpus>/<chunker>-<sha12 of the chunker output>/; its manifest URL, the manifest,
+    and whether it was already there.
 
-    The fingerprint directory is the corpus fingerprint made path-safe plus a hash of the
-    snapshot's bytes, so two different snapshots never overwrite each other.
+    The directory is named by the content it was built from, so a repeated re-index event with
+    the same chunker output finds the snapshot written (manifest last, so only whole ones count)
+    and does no work twice.
     """
-    body = (json.dumps(snapshot, ensure_ascii=False, indent=1) + "\n").encode("utf-8")
-    fingerprint = suite_slug(str(snapshot.get("corpus_fingerprint") or "unknown"))
-    digest = hashlib.sha256(body).hexdigest()[:12]
-    url = _join(root, "snapshots", suite_slug(corpus), f"{fingerprint}-{digest}", "corpus.json")
-    _write(url, body)
-    return url
+    from goldkeeper.io.files import iter_blocks, iter_lines, source_name
+    from goldkeeper.io.snapshots import MANIFEST, ShardedCorpus, write_sharded_snapshot
+    from goldkeeper.core.judgments import decode_jsonl
+
+    digest = hashlib.sha256()
+    for block in iter_blocks(chunks_url):
+        digest.update(block)
+    directory = _join(root, "snapshots", suite_slug(corpus), f"{suite_slug(chunker)}-{digest.hexdigest()[:12]}")
+    manifest_url = _join(directory, MANIFEST)
+    try:
+        existing = ShardedCorpus(manifest_url)
+    except StorageError:
+        existing = None
+    if existing is not None:
+        manifest = {"corpus_fingerprint": existing.corpus_fingerprint, "counts": existing.counts}
+        return {"url": manifest_url, "manifest": manifest, "reused": True}
+    _ensure_parent(manifest_url)
+    source = source_name(chunks_url)
+    rows = decode_jsonl(iter_lines(chunks_url), source)
+    manifest = write_sharded_snapshot(directory, rows, chunker, source=source, numbered=True)
+    return {"url": manifest_url, "manifest": manifest, "reused": False}

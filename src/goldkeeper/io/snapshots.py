@@ -1,0 +1,229 @@
+"""Corpus snapshots on any fsspec root: the spec's single ``corpus.json``, and the streaming
+layout for corpora too big to hold, a ``manifest.json`` plus JSONL chunk shards, optionally
+gzip (spec/formats.md, "Sharded snapshots").
+
+A sharded snapshot is written shard by shard, each atomically, and the manifest last: a reader
+never sees a half-written snapshot. Reading streams the shards in order and checks each shard's
+sha256 and chunk count against the manifest as it goes, so memory stays bounded by what the
+caller keeps, never by the corpus text.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import io
+import json
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Any
+
+from pydantic_core import from_json
+
+from goldkeeper.core.drift import Corpus, LiveChunk, chunk_from_dict, parse_corpus, snapshot_rows
+from goldkeeper.errors import InputError, describe_value
+from goldkeeper.io.files import is_local, local_path, open_read, open_write_atomic, read_bytes, remove_quietly, source_name
+
+__all__ = ["MANIFEST", "ShardedCorpus", "open_corpus", "write_sharded_snapshot"]
+
+MANIFEST = "manifest.json"
+FORMAT = "goldkeeper-corpus-shards/1"
+DEFAULT_SHARD_CHUNKS = 100_000
+
+
+def _join(base: str, name: str) -> str:
+    return base.rstrip("/") + "/" + name
+
+
+def _base(manifest_url: str) -> str:
+    return manifest_url[: manifest_url.rstrip("/").rfind("/") + 1] if "/" in manifest_url else ""
+
+
+def _is_dir(url: str) -> bool:
+    if is_local(url):
+        import os
+
+        return os.path.isdir(local_path(url))
+    if url.endswith("/"):
+        return True
+    import fsspec
+
+    try:
+        fs, path = fsspec.core.url_to_fs(url)
+        return fs.isdir(path)
+    except (OSError, ValueError, ImportError):
+        return False
+
+
+class _Hashing(io.RawIOBase):
+    """Reads through ``inner``, hashing the bytes as they pass."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self.sha = hashlib.sha256()
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        data = self.inner.read(len(buffer))
+        self.sha.update(data)
+        buffer[: len(data)] = data
+        return len(data)
+
+
+class ShardedCorpus:
+    """A sharded snapshot, read lazily; iterate it as often as needed (each pass streams)."""
+
+    def __init__(self, manifest_url: str) -> None:
+        self.url = manifest_url
+        source = source_name(manifest_url)
+        try:
+            payload = from_json(read_bytes(manifest_url), allow_inf_nan=False)
+        except ValueError as error:
+            raise InputError(source, f"not valid JSON ({error})", field="json", found="the file") from None
+        if not isinstance(payload, dict) or payload.get("format") != FORMAT:
+            raise InputError(source, f"a sharded snapshot's manifest has format '{FORMAT}'", field="format",
+                             found=describe_value(payload.get("format") if isinstance(payload, dict) else payload))
+        shards = payload.get("shards")
+        if not isinstance(shards, list):
+            raise InputError(source, "must be an array", field="shards", found=describe_value(shards))
+        for index, shard in enumerate(shards):
+            where = f"shards[{index}]"
+            if not isinstance(shard, dict):
+                raise InputError(source, "must be an object", field=where, found=describe_value(shard))
+            for name, kind in (("path", str), ("sha256", str), ("chunks", int)):
+                if type(shard.get(name)) is not kind:
+                    raise InputError(source, f"required, must be a{'n integer' if kind is int else ' string'}",
+                                     field=f"{where}.{name}", found=describe_value(shard.get(name)))
+            if "/" in shard["path"] or shard["path"] in ("", ".", ".."):
+                raise InputError(source, "a file name beside the manifest", field=f"{where}.path",
+                                 found=describe_value(shard["path"]))
+        self.shards: list[dict[str, Any]] = shards
+        self.counts: dict[str, Any] = payload.get("counts") if isinstance(payload.get("counts"), dict) else {}
+        self.corpus_fingerprint = payload.get("corpus_fingerprint") if isinstance(payload.get("corpus_fingerprint"), str) else None
+        self.chunker_fingerprint = payload.get("chunker_fingerprint") if isinstance(payload.get("chunker_fingerprint"), str) else None
+
+    def __iter__(self) -> Iterator[LiveChunk]:
+        base = _base(self.url)
+        for shard in self.shards:
+            yield from self._read(base + shard["path"], shard)
+
+    def _read(self, url: str, shard: Mapping[str, Any]) -> Iterator[LiveChunk]:
+        source = source_name(url)
+        count = 0
+        with open_read(url) as raw:
+            hashing = _Hashing(raw)
+            stream: Any = io.BufferedReader(hashing, 1 << 20)
+            if url.endswith(".gz"):
+                stream = io.BufferedReader(gzip.GzipFile(fileobj=stream, mode="rb"), 1 << 20)  # type: ignore[arg-type]
+            try:
+                for line_number, line in enumerate(stream, 1):
+                    try:
+                        raw_chunk = from_json(line, allow_inf_nan=False)
+                    except ValueError as error:
+                        raise InputError(source, f"not valid JSON ({error})", line=line_number, field="json",
+                                         found="the line") from None
+                    count += 1
+                    yield chunk_from_dict(raw_chunk, source, line=line_number)
+            except (OSError, EOFError, gzip.BadGzipFile) as error:
+                raise InputError(source, f"cannot be decompressed ({error})", field="gzip", found="the shard") from None
+            hashing.inner.read()  # anything after the last line still counts in the hash
+        if hashing.sha.hexdigest() != shard["sha256"]:
+            raise InputError(source, "does not match the manifest's sha256 (changed or truncated)", field="sha256",
+                             found=hashing.sha.hexdigest())
+        if count != shard["chunks"]:
+            raise InputError(source, f"the manifest says {shard['chunks']} chunks", field="chunks", found=count)
+
+
+def open_corpus(url: str) -> Corpus | ShardedCorpus:
+    """A snapshot by URL: a ``manifest.json`` (or a directory holding one) streams; any other
+    file is read whole as the spec's corpus.json."""
+    if url.endswith(MANIFEST):
+        return ShardedCorpus(url)
+    if url != "-" and _is_dir(url):
+        return ShardedCorpus(_join(url, MANIFEST))
+    return parse_corpus(read_bytes(url), source_name(url))
+
+
+def write_sharded_snapshot(
+    directory: str,
+    rows: Iterable[Mapping[str, Any]],
+    chunker_fingerprint: str,
+    corpus_fingerprint: str | None = None,
+    *,
+    shard_chunks: int = DEFAULT_SHARD_CHUNKS,
+    compress: bool = True,
+    source: str = "chunks",
+    numbered: bool = False,
+) -> dict[str, Any]:
+    """Write chunker output rows as a sharded snapshot under ``directory``; the manifest.
+
+    Rows stream through ``snapshot_rows`` (ids per spec/chunk-id.md) into shards of
+    ``shard_chunks`` chunks named ``chunks-00000.jsonl[.gz]``; the manifest is written last.
+    If a row is refused, the shards already written are removed: nothing half-built remains.
+    """
+    if shard_chunks < 1:
+        raise InputError("--shard-chunks", "must be at least 1", field="shard_chunks", found=shard_chunks)
+    shards: list[dict[str, Any]] = []
+    documents: set[str] = set()
+    produced = snapshot_rows(rows, chunker_fingerprint, source, numbered=numbered)
+    try:
+        pending = next(produced, None)
+        _write_shards(directory, produced, pending, shards, documents, shard_chunks, compress)
+    except BaseException:
+        for shard in shards:
+            remove_quietly(_join(directory, shard["path"]))
+        raise
+    total = sum(shard["chunks"] for shard in shards)
+    manifest = {
+        "format": FORMAT,
+        "corpus_fingerprint": corpus_fingerprint or chunker_fingerprint,
+        "chunker_fingerprint": chunker_fingerprint,
+        "counts": {"chunks": total, "documents": len(documents), "shards": len(shards)},
+        "shards": shards,
+    }
+    with open_write_atomic(_join(directory, MANIFEST)) as handle:
+        handle.write((json.dumps(manifest, ensure_ascii=False, indent=1) + "\n").encode("utf-8"))  # type: ignore[attr-defined]
+    return manifest
+
+
+def _write_shards(directory: str, produced: Iterator[dict[str, Any]], pending: dict[str, Any] | None,
+                  shards: list[dict[str, Any]], documents: set[str], shard_chunks: int, compress: bool) -> None:
+    suffix = ".jsonl.gz" if compress else ".jsonl"
+    while pending is not None or not shards:
+        name = f"chunks-{len(shards):05d}{suffix}"
+        count = 0
+        digest = hashlib.sha256()
+        with open_write_atomic(_join(directory, name)) as handle:
+            sink = _HashingWriter(handle, digest)
+            out: Any = gzip.GzipFile(fileobj=sink, mode="wb", mtime=0, compresslevel=6) if compress else sink
+            buffer = io.BufferedWriter(out, 1 << 20)  # type: ignore[arg-type]
+            while pending is not None and count < shard_chunks:
+                buffer.write(json.dumps(pending, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n")
+                documents.add(pending["doc_uri"])
+                count += 1
+                pending = next(produced, None)
+            buffer.flush()
+            if compress:
+                out.close()
+        shards.append({"path": name, "sha256": digest.hexdigest(), "chunks": count})
+        if pending is None:
+            break
+
+
+class _HashingWriter(io.RawIOBase):
+    def __init__(self, inner: Any, digest: Any) -> None:
+        self.inner = inner
+        self.digest = digest
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, data: Any) -> int:
+        self.digest.update(data)
+        self.inner.write(data)
+        return len(data)
+
+    def close(self) -> None:  # the caller owns ``inner``
+        super().close()
+

@@ -1,0 +1,145 @@
+"""The fast drift classifier agrees with a plain brute-force reading of spec/drift.md.
+
+Documents of generated paragraphs are chunked, labelled, then edited (a paragraph deleted, a
+word changed, a paragraph moved to another document) and re-chunked at another size and
+overlap. The brute force below compares every label with every chunk, rebuilds documents by
+trying every overlap length, and scans spans linearly: slow, obvious, and independent of the
+indexes, bisection and KMP borders in goldkeeper.core.drift.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import goldkeeper
+from goldkeeper.core.drift import Corpus, LiveChunk, classify
+
+WORDS = ["refund", "plan", "annual", "monthly", "billing", "date", "the", "a", "is", "of", "cancel",
+         "credit", "enterprise", "contract", "within", "days", "sso", "audit", "log", "s", "so"]
+
+
+def collapse(text: str) -> str:
+    return re.sub(r"\s+", " ", goldkeeper.normalize(text)).strip()
+
+
+def inside_word(text: str, at: int) -> bool:
+    return 0 < at < len(text) and text[at - 1].isalnum() and text[at].isalnum()
+
+
+def brute_overlap(text: str, piece: str) -> int:
+    for b in range(min(len(text), len(piece), 4096), 0, -1):
+        if text.endswith(piece[:b]) and (b >= 8 or (not inside_word(text, len(text) - b) and not inside_word(piece, b))):
+            return b
+    return 0
+
+
+def brute_rebuild(chunks):
+    text, spans = "", []
+    for c in sorted(chunks, key=lambda c: (c.ordinal, c.chunk_id)):
+        piece = collapse(c.text)
+        if not piece:
+            continue
+        b = brute_overlap(text, piece)
+        if b:
+            start = len(text) - b
+            text += piece[b:]
+        else:
+            text += " " if text else ""
+            start = len(text)
+            text += piece
+        spans.append((start, start + len(piece), c))
+    return text, spans
+
+
+def brute_classify(row, chunks):
+    order = lambda c: (c.doc_uri != row["doc_uri"], c.ordinal, c.chunk_id)  # noqa: E731
+    if row["chunk_id"] in {c.chunk_id for c in chunks}:
+        return ("VALID",)
+    sha = goldkeeper.text_sha(row["chunk_text"])
+    same = sorted((c for c in chunks if c.text_sha == sha), key=order)
+    if same:
+        return ("RE_ANCHORABLE", same[0].chunk_id)
+    own = [c for c in chunks if c.doc_uri == row["doc_uri"]]
+    wanted = collapse(row["chunk_text"])
+    if not own or not wanted:
+        return ("ORPHANED",)
+    holding = [c for c in own if wanted in collapse(c.text)]
+    if holding:
+        return ("MERGED", min(holding, key=lambda c: (len(c.text), c.ordinal, c.chunk_id)).chunk_id)
+    text, spans = brute_rebuild(own)
+    at = text.find(wanted)
+    if at >= 0:
+        return ("SPLIT", [c.chunk_id for s, e, c in spans if s < at + len(wanted) and at < e])
+    return ("ORPHANED",)
+
+
+def chunked(documents: dict[str, list[str]], size: int, overlap: int, fingerprint: str) -> list[LiveChunk]:
+    chunks = []
+    for doc_uri, paragraphs in documents.items():
+        words = " ".join(paragraphs).split(" ")
+        step = max(1, size - overlap)
+        ordinal = 0
+        for start in range(0, len(words), step):
+            text = " ".join(words[start:start + size])
+            chunks.append(LiveChunk(goldkeeper.chunk_id(doc_uri, fingerprint, ordinal, text, fingerprint), doc_uri,
+                                    ordinal, text, goldkeeper.text_sha(text)))
+            ordinal += 1
+            if start + size >= len(words):
+                break
+    return chunks
+
+
+paragraph = st.lists(st.sampled_from(WORDS), min_size=3, max_size=12).map(" ".join)
+corpus_strategy = st.dictionaries(st.sampled_from(["doc://a", "doc://b", "doc://c"]),
+                                  st.lists(paragraph, min_size=1, max_size=5), min_size=1, max_size=3)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(corpus_strategy, st.integers(2, 12), st.integers(0, 3), st.integers(2, 40), st.integers(0, 6),
+       st.sampled_from(["none", "delete", "edit", "move"]), st.randoms(use_true_random=False))
+def test_fast_classifier_agrees_with_brute_force(documents, old_size, old_overlap, new_size, new_overlap, edit, rng):
+    old = chunked(documents, old_size, min(old_overlap, old_size - 1), "old")
+    edited = {uri: list(paragraphs) for uri, paragraphs in documents.items()}
+    uri = rng.choice(sorted(edited))
+    at = rng.randrange(len(edited[uri]))
+    if edit == "delete" and len(edited[uri]) > 1:
+        del edited[uri][at]
+    elif edit == "edit":
+        words = edited[uri][at].split(" ")
+        words[rng.randrange(len(words))] = "changed"
+        edited[uri][at] = " ".join(words)
+    elif edit == "move":
+        moved = edited[uri].pop(at)
+        edited.setdefault("doc://moved", []).append(moved)
+        if not edited[uri]:
+            del edited[uri]
+    new = chunked(edited, new_size, min(new_overlap, new_size - 1), "new")
+    rows = [{"query_id": f"q{i}", "doc_uri": c.doc_uri, "chunk_id": c.chunk_id, "chunk_text": c.text,
+             "relevance": 1} for i, c in enumerate(old)]
+    result = classify(rows, Corpus(new))
+    for row, finding in zip(rows, result.findings, strict=True):
+        got = (finding["status"],) + tuple(
+            finding[k] for k in ("reanchor_to", "split_into") if k in finding)
+        assert got == brute_classify(row, new), (row, finding)
+    # The same corpus in another file order gives the same findings.
+    assert classify(rows, Corpus(new[::-1])).findings == result.findings
+
+
+def test_the_brute_force_itself_sees_each_status():
+    """The generator reaches every status, so the agreement above is not vacuous."""
+    documents = {"doc://a": ["annual plan refund within days", "monthly billing date is the date"],
+                 "doc://b": ["enterprise contract credit audit log"]}
+    old = chunked(documents, 4, 0, "old")
+    seen = set()
+    for size, overlap in ((4, 0), (2, 0), (20, 0), (3, 1)):
+        new = chunked(documents, size, overlap, "new" + str(size))
+        for c in old:
+            seen.add(brute_classify({"doc_uri": c.doc_uri, "chunk_id": c.chunk_id, "chunk_text": c.text}, new)[0])
+    gone = chunked({"doc://a": ["nothing of it left"]}, 4, 0, "gone")
+    seen.add(brute_classify({"doc_uri": "doc://a", "chunk_id": old[0].chunk_id, "chunk_text": old[0].text}, gone)[0])
+    assert seen == {"RE_ANCHORABLE", "MERGED", "SPLIT", "ORPHANED"}
+    assert unicodedata.is_normalized("NFC", collapse(" a \n b "))

@@ -1,0 +1,136 @@
+"""drift --queue, then people's answers merged back with `goldkeeper queue apply`."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+import goldkeeper
+from tests.conftest import run_cli
+
+DOC = "kb://refunds"
+P1 = "Annual plans may be refunded within 30 days of renewal."
+P2 = "Monthly plans are non-refundable after the billing date."
+P3 = "Enterprise agreements are governed by the master service agreement."
+GONE = "Refunds for legacy plans are handled by support."
+
+
+def _chunk(text, ordinal, fingerprint):
+    return {"chunk_id": goldkeeper.chunk_id(DOC, fingerprint, ordinal, text, fingerprint), "doc_uri": DOC,
+            "ordinal": ordinal, "text": text, "text_sha": goldkeeper.text_sha(text)}
+
+
+@pytest.fixture
+def suite(tmp_path):
+    old = [_chunk(P1 + " " + P2, 0, "old"), _chunk(P3, 1, "old"), _chunk(GONE, 2, "old")]
+    new = [_chunk(P1, 0, "new"), _chunk(P2 + " " + P3, 1, "new"), _chunk("Support handles refunds for legacy plans now.", 2, "new")]
+    labels = [{"query_id": f"q{i}", "query": "refund window", "doc_uri": c["doc_uri"], "chunk_id": c["chunk_id"],
+               "chunk_text": c["text"], "relevance": 2, "labeled_by": "human:ana",
+               "labeled_at": "2026-01-02T03:04:05Z"} for i, c in enumerate(old)]
+    judgments = tmp_path / "judgments.jsonl"
+    judgments.write_text("".join(json.dumps(label) + "\n" for label in labels))
+    corpus = tmp_path / "corpus.json"
+    corpus.write_text(json.dumps({"corpus_fingerprint": "new", "chunker_fingerprint": "new", "chunks": new}))
+    queue = tmp_path / "queue.jsonl"
+    result = run_cli("drift", "-j", str(judgments), "-c", str(corpus), "--fix", "--queue", str(queue))
+    assert result.code == 1, result.stderr  # two labels still need a person
+    items = [json.loads(line) for line in queue.read_text().splitlines()]
+    return tmp_path, judgments, corpus, queue, items, new
+
+
+def _answers(path, rows):
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    return path
+
+
+def test_the_queue_has_a_split_an_orphan_and_a_merge_for_review(suite):
+    _, _, _, _, items, new = suite
+    assert [(i["status"], i["action"]) for i in items] == [("SPLIT", "rejudge"), ("MERGED", "review"),
+                                                          ("ORPHANED", "rejudge")]
+    assert [c["chunk_id"] for c in items[0]["candidates"]] == [new[0]["chunk_id"], new[1]["chunk_id"]]
+    assert items[2]["candidates"][0]["chunk_id"] == new[2]["chunk_id"]
+    assert len({i["item_id"] for i in items}) == 3
+
+
+def test_answers_replace_labels_in_place_and_applying_twice_changes_nothing(suite):
+    tmp_path, judgments, corpus, queue, items, new = suite
+    split, merged, orphan = items
+    answers = _answers(tmp_path / "answers.jsonl", [
+        {"item_id": split["item_id"], "chunk_id": new[0]["chunk_id"], "relevance": 2,
+         "labeled_by": "human:bo", "labeled_at": "2026-11-29T10:00:00Z"},
+        {"item_id": split["item_id"], "chunk_id": new[1]["chunk_id"], "relevance": 1,
+         "labeled_by": "human:bo", "labeled_at": "2026-11-29T10:00:00Z"},
+        {"item_id": orphan["item_id"], "chunk_id": "none", "relevance": 0,
+         "labeled_by": "human:bo", "labeled_at": "2026-11-29T10:01:00Z"},
+    ])
+    result = run_cli("queue", "apply", "-j", str(judgments), "-q", str(queue), "-a", str(answers), "-c", str(corpus))
+    assert result.code == 0, result.stderr
+    assert "1 label(s) re-judged, 1 removed" in result.stdout
+    rows = [json.loads(line) for line in judgments.read_text().splitlines()]
+    assert [(r["chunk_id"], r["relevance"], r["labeled_by"]) for r in rows] == [
+        (new[0]["chunk_id"], 2, "human:bo"), (new[1]["chunk_id"], 1, "human:bo"),
+        (new[1]["chunk_id"], 2, "human:ana")]  # the MERGED label, already moved by --fix, unanswered
+    assert rows[0]["rejudged_from"]["item_id"] == split["item_id"]
+    assert rows[0]["chunk_text"] == P1 and rows[0]["corpus_fingerprint"] == "new"
+    assert goldkeeper.validate(goldkeeper.parse_judgments(judgments.read_bytes())).ok
+    before = judgments.read_bytes()
+    again = run_cli("queue", "apply", "-j", str(judgments), "-q", str(queue), "-a", str(answers), "-c", str(corpus))
+    assert again.code == 0 and judgments.read_bytes() == before
+    assert "2 answer(s) already applied" in again.stdout
+
+
+def test_a_merged_label_moved_by_fix_can_be_reviewed(suite):
+    tmp_path, judgments, corpus, queue, items, new = suite
+    merged = items[1]
+    answers = _answers(tmp_path / "answers.jsonl", [
+        {"item_id": merged["item_id"], "chunk_id": merged["reanchor_to"], "relevance": 1,
+         "labeled_by": "human:cy", "labeled_at": "2026-11-29T10:00:00+01:00"}])
+    result = run_cli("queue", "apply", "-j", str(judgments), "-q", str(queue), "-a", str(answers), "-c", str(corpus),
+                     "-o", str(tmp_path / "out.jsonl"))
+    assert result.code == 0, result.stderr
+    rows = [json.loads(line) for line in (tmp_path / "out.jsonl").read_text().splitlines()]
+    reviewed = [r for r in rows if r.get("labeled_by") == "human:cy"]
+    assert len(reviewed) == 1 and reviewed[0]["relevance"] == 1 and "reanchored_from" not in reviewed[0]
+
+
+@pytest.mark.parametrize(("answer", "field", "words"), [
+    ({"item_id": "rq1:nope"}, "item_id", "must name an item of the queue"),
+    ({"chunk_id": "c1:00000000000000000000000000000000"}, "chunk_id", "not a live chunk"),
+    ({"relevance": True}, "relevance", "integer from 0 to 1023"),
+    ({"relevance": 1024}, "relevance", "integer from 0 to 1023"),
+    ({"labeled_by": "synthetic:gpt"}, "labeled_by", "human:<name>"),
+    ({"labeled_at": "yesterday"}, "labeled_at", "ISO 8601"),
+])
+def test_bad_answers_are_refused_with_their_line_and_nothing_is_written(suite, answer, field, words):
+    tmp_path, judgments, corpus, queue, items, new = suite
+    good = {"item_id": items[0]["item_id"], "chunk_id": new[0]["chunk_id"], "relevance": 1,
+            "labeled_by": "human:bo", "labeled_at": "2026-11-29T10:00:00Z"}
+    answers = _answers(tmp_path / "answers.jsonl", [good, {**good, "chunk_id": new[1]["chunk_id"], **answer}])
+    before = judgments.read_bytes()
+    result = run_cli("queue", "apply", "-j", str(judgments), "-q", str(queue), "-a", str(answers), "-c", str(corpus))
+    assert result.code == 2
+    assert result.stderr.startswith(f"error: {answers}:2: {field}: ") and words in result.stderr, result.stderr
+    assert len(result.stderr.splitlines()) == 1
+    assert judgments.read_bytes() == before
+
+
+def test_an_answer_that_would_duplicate_a_label_is_refused(suite):
+    tmp_path, judgments, corpus, queue, items, new = suite
+    other = tmp_path / "other.jsonl"  # q1's MERGED label already sits on new[1]; q0 also lands there
+    rows = [json.loads(line) for line in judgments.read_text().splitlines()]
+    rows[1]["query_id"] = "q0"
+    other.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    answers = _answers(tmp_path / "answers.jsonl", [
+        {"item_id": items[0]["item_id"], "chunk_id": new[1]["chunk_id"], "relevance": 1,
+         "labeled_by": "human:bo", "labeled_at": "2026-11-29T10:00:00Z"}])
+    result = run_cli("queue", "apply", "-j", str(other), "-q", str(queue), "-a", str(answers), "-c", str(corpus))
+    assert result.code == 2 and f"{answers}:1: chunk_id: query q0 already has another label" in result.stderr
+
+
+def test_none_must_stand_alone(suite):
+    tmp_path, judgments, corpus, queue, items, new = suite
+    base = {"item_id": items[0]["item_id"], "relevance": 0, "labeled_by": "human:bo", "labeled_at": "2026-11-29T10:00:00Z"}
+    answers = _answers(tmp_path / "answers.jsonl", [{**base, "chunk_id": new[0]["chunk_id"]}, {**base, "chunk_id": "none"}])
+    result = run_cli("queue", "apply", "-j", str(judgments), "-q", str(queue), "-a", str(answers), "-c", str(corpus))
+    assert result.code == 2 and '"none" must be the only answer' in result.stderr
