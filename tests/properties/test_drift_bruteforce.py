@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from unittest.mock import patch
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import goldkeeper
+from goldkeeper.core import drift
 from goldkeeper.core.drift import Corpus, LiveChunk, classify
 
 WORDS = ["refund", "plan", "annual", "monthly", "billing", "date", "the", "a", "is", "of", "cancel",
@@ -127,6 +129,10 @@ def test_fast_classifier_agrees_with_brute_force(documents, old_size, old_overla
         assert got == brute_classify(row, new), (row, finding)
     # The same corpus in another file order gives the same findings.
     assert classify(rows, Corpus(new[::-1])).findings == result.findings
+    # So does the anchored search that long documents with many pending labels use.
+    with patch.object(drift, "_SCAN_BUDGET", 0), patch.object(drift, "_ANCHOR_EVERY", 2), \
+            patch.object(drift, "_ANCHOR_K", 3):
+        assert classify(rows, Corpus(new)).findings == result.findings
 
 
 def test_the_brute_force_itself_sees_each_status():

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+import unicodedata
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -46,14 +47,17 @@ __all__ = [
     "snapshot_rows",
 ]
 
-_WS = re.compile(r"\s+")
 _OVERLAP_WINDOW = 4096
 _SURE_OVERLAP = 8  # shorter overlaps between neighbours count only on word boundaries
 PROGRESS_EVERY = 1 << 16
 
 
-def _collapse(text: str) -> str:
-    return _WS.sub(" ", text).strip()
+def _comparable(text: str) -> str:
+    """The form texts are compared in: ``normalize``d, then whitespace runs as one space and
+    none at the ends. ``str.split`` splits on exactly the characters ``\\s`` matches, which
+    folds line ends and covers every White_Space character ``normalize`` strips, so only its
+    NFC step is left to do, and ASCII is already NFC."""
+    return " ".join((text if text.isascii() else unicodedata.normalize("NFC", text)).split())
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,27 +131,28 @@ def parse_corpus(data: bytes | str, source: str = "corpus") -> Corpus:
     return Corpus(chunks, **{k: v if isinstance(v, str) else None for k, v in fingerprints.items()})
 
 
-def _borders(tail: str, head: str) -> list[int]:
+def _borders(tail: str, head: str) -> Iterator[int]:
     """Every length b > 0 such that ``tail``'s last b characters are ``head``'s first b, longest
-    first (the KMP failure chain, O(window))."""
+    first. Borders of 8 or more are found by searching ``tail`` for ``head``'s first 8
+    characters and checking each hit; shorter ones are tried one by one. Each check runs in C."""
     window = min(len(tail), len(head), _OVERLAP_WINDOW)
     if window == 0:
-        return []
-    probe = head[:window] + "\x00" + tail[-window:]
-    prefix = [0] * len(probe)
-    for i in range(1, len(probe)):
-        j = prefix[i - 1]
-        while j and probe[i] != probe[j]:
-            j = prefix[j - 1]
-        if probe[i] == probe[j]:
-            j += 1
-        prefix[i] = j
-    found = []
-    b = prefix[-1]
-    while b:
-        found.append(b)
-        b = prefix[b - 1]
-    return found
+        return
+    end = tail[-window:]
+    if window >= _SURE_OVERLAP:
+        needle = head[:_SURE_OVERLAP]
+        at = end.find(needle)
+        while at >= 0:
+            if head.startswith(end[at:]):
+                yield window - at
+            at = end.find(needle, at + 1)
+    short = end[-min(_SURE_OVERLAP - 1, window):]
+    first = head[0]
+    at = short.find(first)
+    while at >= 0:  # a short border starts where the tail holds head's first character
+        if head.startswith(short[at:]):
+            yield len(short) - at
+        at = short.find(first, at + 1)
 
 
 def _inside_word(text: str, at: int) -> bool:
@@ -164,6 +169,65 @@ def _overlap(text: str, piece: str) -> int:
     return 0
 
 
+_ANCHOR_K = 16  # characters per shingle
+_ANCHOR_EVERY = 32  # about one position in this many is an anchor
+_SCAN_BUDGET = 1 << 25  # characters str.find may scan per document before anchors pay off
+
+
+def _shingle_hashes(text: str) -> Any:
+    """A 64-bit hash of every _ANCHOR_K-character window of ``text`` (numpy, wrapping arithmetic)."""
+    import numpy as np
+
+    codes = np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32).astype(np.uint64)
+    count = len(codes) - _ANCHOR_K + 1
+    if count <= 0:
+        return np.zeros(0, dtype=np.uint64)
+    hashes = np.zeros(count, dtype=np.uint64)
+    base = np.uint64(0x100000001B3)
+    with np.errstate(over="ignore"):
+        for i in range(_ANCHOR_K):
+            hashes *= base
+            hashes += codes[i:i + count]
+        hashes ^= hashes >> np.uint64(31)
+        hashes *= np.uint64(0x9E3779B97F4A7C15)
+        hashes ^= hashes >> np.uint64(29)
+    return hashes
+
+
+class _Anchors:
+    """Content-defined anchors of a long document: the windows whose hash falls in one residue
+    class, sorted by hash. Every occurrence of a text holds the same anchors at the same
+    offsets, so one lookup of the text's rarest anchor finds every occurrence (checked with
+    ``startswith``); a text too short to hold an anchor falls back to ``str.find``."""
+
+    def __init__(self, text: str) -> None:
+        import numpy as np
+
+        hashes = _shingle_hashes(text)
+        positions = np.flatnonzero(hashes % np.uint64(_ANCHOR_EVERY) == 0)
+        keys = hashes[positions]
+        order = np.argsort(keys, kind="stable")
+        self.keys = keys[order]
+        self.positions = positions[order]
+
+    def find(self, text: str, wanted: str) -> list[int] | None:
+        import numpy as np
+
+        hashes = _shingle_hashes(wanted)
+        offsets = np.flatnonzero(hashes % np.uint64(_ANCHOR_EVERY) == 0)[:8]
+        if not len(offsets):
+            return None
+        best = None
+        for offset in offsets.tolist():
+            key = hashes[offset]
+            lo, hi = np.searchsorted(self.keys, key, "left"), np.searchsorted(self.keys, key, "right")
+            if best is None or hi - lo < best[2] - best[1]:
+                best = (offset, int(lo), int(hi))
+        offset, lo, hi = best  # type: ignore[misc]
+        starts = sorted(int(p) - offset for p in self.positions[lo:hi].tolist())
+        return [at for at in starts if at >= 0 and text.startswith(wanted, at)]
+
+
 @dataclass
 class _Document:
     """A document's live text, rebuilt from its chunks, and where each chunk lies in it.
@@ -177,8 +241,15 @@ class _Document:
     ends: list[int]
     chunks: list[LiveChunk]
     floor: list[int]
+    anchors: _Anchors | None = None
 
     def occurrences(self, wanted: str) -> Iterator[int]:
+        """Where ``wanted`` starts in the text, in order (overlapping occurrences included)."""
+        if self.anchors is not None:
+            found = self.anchors.find(self.text, wanted)
+            if found is not None:
+                yield from found
+                return
         at = self.text.find(wanted)
         while at >= 0:
             yield at
@@ -209,7 +280,7 @@ def _rebuild(chunks: list[LiveChunk]) -> _Document:
     for chunk in chunks:
         if chunk.text is None:
             continue
-        piece = _collapse(normalize(chunk.text))
+        piece = _comparable(chunk.text)
         if not piece:
             continue
         shared = _overlap(tail, piece)
@@ -349,6 +420,8 @@ def classify(
                 by_doc[chunk.doc_uri].append(chunk)
         for doc_uri, positions in pending.items():
             document = _rebuild(sorted(by_doc[doc_uri], key=LiveChunk.order))
+            if len(positions) * len(document.text) > _SCAN_BUDGET:
+                document.anchors = _Anchors(document.text)
             for position in positions:
                 _resolve(findings[position], rows[position]["chunk_text"], document, named)
 
@@ -371,7 +444,7 @@ def classify(
 
 def _resolve(finding: dict[str, Any], chunk_text: str, document: _Document, named: dict[str, LiveChunk]) -> None:
     """MERGED or SPLIT, from where the label's text occurs in its rebuilt document."""
-    wanted = _collapse(normalize(chunk_text))
+    wanted = _comparable(chunk_text)
     if not wanted:
         return
     holders: set[int] = set()
