@@ -63,24 +63,26 @@ def _cache_dir() -> Path:
     return path
 
 
-def fetch_wheel(name: str, version: str, sha256: str) -> Path:
-    """``pip download --no-deps name==version`` into the cache, checked against a pinned sha256."""
+def fetch_wheel(name: str, version: str, sha256: str, *, sdist: bool = False) -> Path:
+    """``pip download --no-deps name==version`` (the wheel, or with ``sdist`` the source
+    archive) into the cache, checked against a pinned sha256."""
     import hashlib
 
     cache = _cache_dir()
-    wheel = next(cache.glob(f"{name}-{version}-*.whl"), None)
-    if wheel is None:
+    pattern = f"{name}-{version}.tar.gz" if sdist else f"{name}-{version}-*.whl"
+    found = next(cache.glob(pattern), None)
+    if found is None:
         subprocess.run(
             [sys.executable, "-m", "pip", "download", "--no-deps", "--quiet", f"{name}=={version}",
-             "-d", str(cache)],
+             *(["--no-binary", ":all:"] if sdist else []), "-d", str(cache)],
             check=True, timeout=600,
         )
-        wheel = next(cache.glob(f"{name}-{version}-*.whl"))
-    digest = hashlib.sha256(wheel.read_bytes()).hexdigest()
+        found = next(cache.glob(pattern))
+    digest = hashlib.sha256(found.read_bytes()).hexdigest()
     if digest != sha256:
-        wheel.unlink()
-        pytest.fail(f"{wheel.name}: sha256 {digest} is not the pinned {sha256}")
-    return wheel
+        found.unlink()
+        pytest.fail(f"{found.name}: sha256 {digest} is not the pinned {sha256}")
+    return found
 
 
 @pytest.fixture(scope="session")

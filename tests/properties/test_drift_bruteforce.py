@@ -28,13 +28,15 @@ def collapse(text: str) -> str:
     return re.sub(r"\s+", " ", goldkeeper.normalize(text)).strip()
 
 
-def inside_word(text: str, at: int) -> bool:
-    return 0 < at < len(text) and text[at - 1].isalnum() and text[at].isalnum()
+def whole_words(text: str, piece: str, b: int) -> bool:
+    starts = b == len(text) or text[len(text) - b - 1] == " "
+    ends = b == len(piece) or piece[b] == " "
+    return starts and ends
 
 
 def brute_overlap(text: str, piece: str) -> int:
     for b in range(min(len(text), len(piece), 4096), 0, -1):
-        if text.endswith(piece[:b]) and (b >= 8 or (not inside_word(text, len(text) - b) and not inside_word(piece, b))):
+        if text.endswith(piece[:b]) and (b >= 8 or whole_words(text, piece, b)):
             return b
     return 0
 

@@ -62,3 +62,47 @@ def test_the_same_chunker_twice_gives_the_same_ids():
 def test_a_document_without_its_source_is_refused():
     with pytest.raises(goldkeeper.InputError, match="metadata\\['source'\\]"):
         rows_from_langchain([Document(page_content="x", metadata={})])
+
+
+def llamaindex_snapshot(chunk_size: int, overlap: int) -> Corpus:
+    parsers = pytest.importorskip("llama_index.core.node_parser")
+    from llama_index.core import Document as LlamaDocument
+
+    from goldkeeper.core.adapters import rows_from_llamaindex
+
+    splitter = parsers.SentenceSplitter(chunk_size=chunk_size, chunk_overlap=overlap)
+    nodes = splitter.get_nodes_from_documents([LlamaDocument(text=TEXT, doc_id="kb://refunds", metadata={"rev": "7"})])
+    rows = rows_from_llamaindex(nodes, revision_key="rev")
+    assert all(TEXT[r["start_index"]:].startswith(r["text"]) for r in rows)  # offsets carried through
+    built = build_snapshot(rows, f"llama-sentence/{chunk_size}/{overlap}")
+    return Corpus([LiveChunk(c["chunk_id"], c["doc_uri"], c["ordinal"], c["text"], c["text_sha"], c["start_index"])
+                   for c in built["chunks"]], built["corpus_fingerprint"])
+
+
+def test_llamaindex_nodes_split_and_merge_like_langchain_documents():
+    coarse, fine = llamaindex_snapshot(400, 0), llamaindex_snapshot(40, 10)
+    assert len(fine.chunks) > len(coarse.chunks) >= 1
+    assert {c.doc_uri for c in fine.chunks} == {"kb://refunds"}
+    split = classify(labels_on(coarse), fine)
+    assert {f["status"] for f in split.findings} == {"SPLIT"}
+    merged = classify(labels_on(fine), coarse)
+    assert {f["status"] for f in merged.findings} <= {"MERGED", "RE_ANCHORABLE"}
+    assert "MERGED" in {f["status"] for f in merged.findings}
+    # LangChain's chunks of the same text, seen by LlamaIndex's: the labels carry over too.
+    across = classify(labels_on(snapshot(80, 0)), coarse)
+    assert {f["status"] for f in across.findings} == {"MERGED"}
+
+
+def test_an_adapter_refuses_a_chunk_without_a_document():
+    from goldkeeper.core.adapters import rows_from_llamaindex
+    from goldkeeper.errors import InputError
+
+    class Node:
+        metadata: dict = {}
+        ref_doc_id = None
+
+        def get_content(self):
+            return "text"
+
+    with pytest.raises(InputError, match=r"nodes: nodes\[0\]: ref_doc_id must name the document"):
+        rows_from_llamaindex([Node()])

@@ -67,6 +67,8 @@ class LiveChunk:
     ordinal: int | None
     text: str | None
     text_sha: str | None
+    start_index: int | None = None
+    """Where the chunker says the text starts in its document, when it says (optional)."""
 
     def order(self) -> tuple[int, str]:
         return (self.ordinal if self.ordinal is not None else 1 << 62, self.chunk_id)
@@ -113,8 +115,12 @@ def chunk_from_dict(raw: Any, source: str, where: str = "", line: int | None = N
         if value is not None and not isinstance(value, str):
             raise InputError(source, "must be a string", line=line, field=f"{where}{name}",
                              found=describe_value(value))
+    start = raw.get("start_index")
+    if start is not None and (type(start) is not int or start < 0):
+        raise InputError(source, "must be a non-negative integer", line=line, field=f"{where}start_index",
+                         found=describe_value(start))
     return LiveChunk(raw["chunk_id"], raw["doc_uri"], ordinal, text,
-                     sha or (text_sha(text) if text is not None else None))
+                     sha or (text_sha(text) if text is not None else None), start)
 
 
 def parse_corpus(data: bytes | str, source: str = "corpus") -> Corpus:
@@ -155,16 +161,16 @@ def _borders(tail: str, head: str) -> Iterator[int]:
         at = short.find(first, at + 1)
 
 
-def _inside_word(text: str, at: int) -> bool:
-    return 0 < at < len(text) and text[at - 1].isalnum() and text[at].isalnum()
-
-
-def _overlap(text: str, piece: str) -> int:
+def _overlap(text: str, piece: str, known: bool | None = None) -> int:
     """How much of ``piece`` repeats the end of ``text``: the longest border that is long enough
-    to be deliberate, or that starts and ends on word boundaries (so "refunds" + "so the" is
-    not read as an overlap of one "s")."""
+    to be deliberate, or that is made of whole words (it starts after a space in ``text`` and
+    ends before one in ``piece``; both are collapsed). So "refunds" + "so the", or
+    "**Context**" + "* Populated", are not read as overlaps of one character. ``known`` is
+    what the chunker's start offsets say: False, no overlap; True, the longest border."""
+    if known is False:
+        return 0
     for b in _borders(text, piece):
-        if b >= _SURE_OVERLAP or (not _inside_word(text, len(text) - b) and not _inside_word(piece, b)):
+        if known or b >= _SURE_OVERLAP or ((b == len(text) or text[-b - 1] == " ") and (b == len(piece) or piece[b] == " ")):
             return b
     return 0
 
@@ -277,13 +283,16 @@ def _rebuild(chunks: list[LiveChunk]) -> _Document:
     length = 0
     tail = ""
     starts, ends, kept = [], [], []
+    reach = None  # where the previous chunk ended in the raw document, when offsets are known
     for chunk in chunks:
         if chunk.text is None:
             continue
         piece = _comparable(chunk.text)
         if not piece:
             continue
-        shared = _overlap(tail, piece)
+        known = None if reach is None or chunk.start_index is None else chunk.start_index < reach
+        reach = None if chunk.start_index is None else chunk.start_index + len(chunk.text)
+        shared = _overlap(tail, piece, known)
         if shared:
             start = length - shared
             added = piece[shared:]
@@ -631,8 +640,15 @@ def snapshot_rows(
             identity = chunk_id(row["doc_uri"], revision, ordinal, text, chunker_fingerprint)
         except ValueError as error:
             raise InputError(source, str(error).split(": ", 2)[-1], line=line, field="chunk") from None
-        yield {"chunk_id": identity, "doc_uri": row["doc_uri"], "doc_revision": revision,
+        out = {"chunk_id": identity, "doc_uri": row["doc_uri"], "doc_revision": revision,
                "ordinal": ordinal, "text": text, "text_sha": sha}
+        start = row.get("start_index")
+        if start is not None:
+            if type(start) is not int or start < 0:
+                raise InputError(source, "must be a non-negative integer", line=line, field="start_index",
+                                 found=describe_value(start))
+            out["start_index"] = start
+        yield out
 
 
 def build_snapshot(

@@ -1,0 +1,224 @@
+"""Drift on real documents and real chunkers, checked against character-offset ground truth.
+
+Django's documentation (docs/**/*.txt) from the Django 4.2 and 5.0 source archives on PyPI
+(fetched at test time, sha256 pinned, cached outside the repo) is chunked with LangChain's
+RecursiveCharacterTextSplitter and with chonkie at several sizes and overlaps. Every chunk of
+the 4.2 snapshot is labelled; the 5.0 documents are re-chunked with another setting; and
+every status and every target goldkeeper reports is compared with the truth computed here from
+where each chunker says its chunks lie in the raw file (start offsets), without goldkeeper's
+document rebuilding, indexes or overlap folding.
+"""
+
+from __future__ import annotations
+
+import bisect
+import hashlib
+import re
+import tarfile
+import unicodedata
+from collections import Counter
+
+import pytest
+
+import goldkeeper
+from goldkeeper.core.drift import Corpus, LiveChunk, classify
+from tests.conftest import fetch_wheel
+
+pytestmark = pytest.mark.slow
+
+DJANGO = {"4.2": "c36e2ab12824e2ac36afa8b2515a70c53c7742f0d6eaefa7311ec379558db997",
+          "5.0": "7d29e14dfbc19cb6a95a4bd669edbde11f5d4c6a71fdaa42c2d40b6846e807f7"}
+TOKEN = re.compile(r"\S+")
+
+
+@pytest.fixture(scope="module")
+def docs():
+    """{version: {doc_uri: text}} for every docs/**/*.txt of both sdists."""
+    out = {}
+    for version, sha in DJANGO.items():
+        archive = fetch_wheel("Django", version, sha, sdist=True)
+        files = {}
+        with tarfile.open(archive) as tar:
+            for member in tar.getmembers():
+                parts = member.name.split("/", 1)
+                if member.isfile() and len(parts) == 2 and parts[1].startswith("docs/") and parts[1].endswith(".txt"):
+                    files["django://" + parts[1]] = tar.extractfile(member).read().decode("utf-8")
+        out[version] = files
+    return out
+
+
+def test_the_sdists_hold_what_the_issue_says(docs):
+    old, new = docs["4.2"], docs["5.0"]
+    assert (len(old), len(new)) == (559, 579)
+    assert sum(1 for uri in old.keys() & new.keys() if old[uri] != new[uri]) == 153
+
+
+# Chunkers: each returns (start offset in the raw text, chunk text) pairs --------------------
+
+def langchain(size, overlap):
+    splitters = pytest.importorskip("langchain_text_splitters")
+    splitter = splitters.RecursiveCharacterTextSplitter(chunk_size=size, chunk_overlap=overlap, add_start_index=True)
+
+    def chunk(text):
+        return [(d.metadata["start_index"], d.page_content) for d in splitter.create_documents([text])]
+    return chunk
+
+
+def chonkie(kind, size, overlap):
+    module = pytest.importorskip("chonkie")
+    chunker = getattr(module, kind)(tokenizer="character", chunk_size=size, chunk_overlap=overlap)
+
+    def chunk(text):
+        return [(c.start_index, c.text) for c in chunker.chunk(text)]
+    return chunk
+
+
+_CHUNKED: dict = {}
+
+
+def _chunked(chunker, uri, raw):
+    key = (id(chunker), uri, hashlib.sha256(raw.encode()).hexdigest())
+    if key not in _CHUNKED:
+        _CHUNKED[key] = chunker(raw)
+    return _CHUNKED[key]
+
+
+def snapshot(files, chunker, fingerprint, with_offsets=True):
+    """Live chunks with ids per the spec (revision = the file's hash) and their raw offsets."""
+    chunks, offsets = [], {}
+    for uri in sorted(files):
+        raw = files[uri]
+        revision = hashlib.sha256(raw.encode()).hexdigest()[:16]
+        ordinal = 0
+        for start, text in _chunked(chunker, uri, raw):
+            assert raw[start:start + len(text)] == text, (uri, start)  # the chunker's offsets are true
+            if not text.strip():
+                continue
+            identity = goldkeeper.chunk_id(uri, revision, ordinal, text, fingerprint)
+            chunks.append(LiveChunk(identity, uri, ordinal, text, goldkeeper.text_sha(text),
+                                    start if with_offsets else None))
+            offsets[identity] = (start, start + len(text))
+            ordinal += 1
+    return chunks, offsets
+
+
+# Ground truth from offsets ------------------------------------------------------------------
+
+def same_text(text):
+    return unicodedata.normalize("NFC", text).replace("\r\n", "\n").strip()
+
+
+class Collapsed:
+    """A raw document with whitespace runs as one space, and raw offsets mapped into it."""
+
+    def __init__(self, raw):
+        tokens = [(m.start(), m.end()) for m in TOKEN.finditer(raw)]
+        self.raw_starts = [s for s, _ in tokens]
+        self.raw_ends = [e for _, e in tokens]
+        self.starts, at = [], 0
+        for s, e in tokens:
+            self.starts.append(at)
+            at += e - s + 1
+        self.text = " ".join(raw[s:e] for s, e in tokens)
+
+    def span(self, start, end):
+        first = bisect.bisect_right(self.raw_ends, start)  # first token ending after start
+        last = bisect.bisect_left(self.raw_starts, end) - 1  # last token starting before end
+        return (self.starts[first] + max(0, start - self.raw_starts[first]),
+                self.starts[last] + min(end, self.raw_ends[last]) - self.raw_starts[last])
+
+
+class Truth:
+    """The expected finding of a label, from offsets: plain scans over a document's chunks."""
+
+    def __init__(self, live, offsets, files):
+        self.offsets = offsets
+        self.by_text, self.by_doc = {}, {}
+        for c in live:
+            self.by_text.setdefault(same_text(c.text), []).append(c)
+            self.by_doc.setdefault(c.doc_uri, []).append(c)
+        self.collapsed = {uri: Collapsed(files[uri]) for uri in self.by_doc}
+        self.spans = {uri: [(self.collapsed[uri].span(*offsets[c.chunk_id]), c) for c in chunks]
+                      for uri, chunks in self.by_doc.items()}
+
+    def __call__(self, label):
+        return truth(label, self)
+
+
+def truth(label, known):
+    if label["chunk_id"] in known.offsets:
+        return ("VALID",)
+    same = known.by_text.get(same_text(label["chunk_text"]), [])
+    if same:
+        best = min(same, key=lambda c: (c.doc_uri != label["doc_uri"], c.ordinal, c.chunk_id))
+        return ("RE_ANCHORABLE", best.chunk_id)
+    doc = known.collapsed.get(label["doc_uri"])
+    if doc is None:
+        return ("ORPHANED",)
+    needle = " ".join(label["chunk_text"].split())
+    spans = known.spans[label["doc_uri"]]
+    holders, first = [], doc.text.find(needle)
+    at = first
+    while at >= 0:
+        holders += [c for (s, e), c in spans if s <= at and at + len(needle) <= e]
+        at = doc.text.find(needle, at + 1)
+    if holders:
+        return ("MERGED", min(holders, key=lambda c: (len(c.text), c.ordinal, c.chunk_id)).chunk_id)
+    if first >= 0:
+        return ("SPLIT", [c.chunk_id for (s, e), c in spans if s < first + len(needle) and first < e])
+    return ("ORPHANED",)
+
+
+SETTINGS = {
+    "same chunker, new revision": (langchain(1000, 0), "lc/1000/0", langchain(1000, 0), "lc/1000/0"),
+    "small to large (merges)": (langchain(400, 0), "lc/400/0", chonkie("TokenChunker", 1500, 100), "ck/tok/1500/100"),
+    "large to small with overlap (splits)": (langchain(1500, 0), "lc/1500/0", langchain(500, 120), "lc/500/120"),
+    "sentences to recursive": (chonkie("SentenceChunker", 700, 0), "ck/sent/700/0", langchain(900, 200), "lc/900/200"),
+}
+
+
+@pytest.mark.parametrize("setting", list(SETTINGS))
+def test_every_status_and_target_matches_offset_ground_truth(docs, setting):
+    """With the chunkers' start offsets in the snapshot (as LangChain, chonkie and LlamaIndex
+    give them), every label agrees."""
+    wrong, labels, statuses = _compare(docs, setting, with_offsets=True)
+    assert not wrong, f"{len(wrong)} of {labels} differ, e.g. {wrong[:3]}"
+    assert labels > 1000
+    expected = {"same chunker, new revision": {"VALID", "RE_ANCHORABLE", "ORPHANED"},
+                "small to large (merges)": {"MERGED", "SPLIT"},
+                "large to small with overlap (splits)": {"SPLIT"},
+                "sentences to recursive": {"MERGED", "SPLIT"}}[setting]
+    assert expected <= set(statuses), statuses
+
+
+@pytest.mark.parametrize("setting", list(SETTINGS))
+def test_without_offsets_overlaps_are_inferred_and_almost_always_right(docs, setting):
+    """Without offsets, overlaps between neighbours are inferred from the text; a seam between
+    two copies of the same run of words (Django's "on PostgreSQL | PostgreSQL requires") can be
+    misread as an overlap. It must stay rare: at most 1 label in 1,000."""
+    wrong, labels, _ = _compare(docs, setting, with_offsets=False)
+    assert len(wrong) <= labels / 1000, f"{len(wrong)} of {labels} differ, e.g. {wrong[:3]}"
+
+
+def _compare(docs, setting, with_offsets):
+    old_chunker, old_fp, new_chunker, new_fp = SETTINGS[setting]
+    old_files, new_files = docs["4.2"], docs["5.0"]
+    changed = sorted(uri for uri in old_files if new_files.get(uri) != old_files[uri])
+    kept = sorted(uri for uri in old_files if new_files.get(uri) == old_files[uri])[::8]
+    chosen = set(changed + kept)
+    old, _ = snapshot({u: old_files[u] for u in chosen}, old_chunker, old_fp)
+    live, offsets = snapshot({u: t for u, t in new_files.items() if u in chosen or u.endswith("index.txt")},
+                             new_chunker, new_fp, with_offsets)
+    labels = [{"query_id": f"q{i}", "doc_uri": c.doc_uri, "chunk_id": c.chunk_id, "chunk_text": c.text,
+               "relevance": 1} for i, c in enumerate(old)]
+    expected = Truth(live, offsets, new_files)
+    result = classify(labels, Corpus(live))
+    statuses = Counter()
+    wrong = []
+    for label, finding in zip(labels, result.findings, strict=True):
+        got = (finding["status"],) + tuple(finding[k] for k in ("reanchor_to", "split_into") if k in finding)
+        want = expected(label)
+        statuses[want[0]] += 1
+        if got != want:
+            wrong.append((label["doc_uri"], label["chunk_text"][:60], got[0], want[0]))
+    return wrong, len(labels), statuses
