@@ -46,10 +46,10 @@ def test_every_seed_and_reference_case_is_covered():
     covered = {
         "basic", "chunk-id", "drift", "duplicate-ranking", "merge", "no-positives",
         "nothing-scored", "qrels", "strata", "stratum-order", "summarize",
-        "unsorted-queries", "unsound-judgments", "goldkeeper-chunk-id",
+        "unsorted-queries", "unsound-judgments", "goldkeeper-chunk-id", "goldkeeper-drift-rules",
     }
     assert set(NAMES) == covered
-    assert {c.name for o, c in CASES if o == "retrieval-eval"} >= covered - {"goldkeeper-chunk-id"}
+    assert {c.name for o, c in CASES if o == "retrieval-eval"} >= {n for n in covered if not n.startswith("goldkeeper-")}
 
 
 def test_seed_fixtures_are_byte_identical_to_the_reference_package_where_both_have_them():
@@ -284,7 +284,15 @@ def test_summarize_api(case):
             assert got[key] == pytest.approx(value, abs=1e-12), (name, key)
 
 
-@pytest.mark.parametrize("case", _cases_named("drift", "merge"))
+DRIFT_CASES = ("drift", "merge", "goldkeeper-drift-rules")
+
+
+def _flags(findings: list[dict], expected: dict) -> dict:
+    wanted = expected.get("flags", {})
+    return {q: {k: f.get(k) for k in flags} for q, flags in wanted.items() for f in findings if f["query_id"] == q}
+
+
+@pytest.mark.parametrize("case", _cases_named(*DRIFT_CASES))
 def test_drift_api(case):
     from goldkeeper.core.drift import classify, parse_corpus
 
@@ -295,9 +303,10 @@ def test_drift_api(case):
     assert result.summary == expected["summary"]
     assert {f["query_id"]: f["reanchor_to"] for f in result.findings if "reanchor_to" in f} == expected["reanchor"]
     assert {f["query_id"]: f["split_into"] for f in result.findings if "split_into" in f} == expected.get("split_into", {})
+    assert _flags(result.findings, expected) == expected.get("flags", {})
 
 
-@pytest.mark.parametrize("case", _cases_named("drift", "merge"))
+@pytest.mark.parametrize("case", _cases_named(*DRIFT_CASES))
 def test_drift_cli(case):
     expected = _expected(case)
     result = run_cli("drift", "--judgments", str(case / "judgments.jsonl"), "--corpus",
@@ -308,6 +317,8 @@ def test_drift_cli(case):
     assert statuses == expected["statuses"]
     assert report["summary"] == pytest.approx(expected["summary"])
     assert {f["query_id"]: f["reanchor_to"] for f in report["findings"] if "reanchor_to" in f} == expected["reanchor"]
+    assert {f["query_id"]: f["split_into"] for f in report["findings"] if "split_into" in f} == expected.get("split_into", {})
+    assert _flags(report["findings"], expected) == expected.get("flags", {})
 
 
 @pytest.mark.parametrize("case", _cases_named("stratum-order"))

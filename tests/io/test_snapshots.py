@@ -105,3 +105,15 @@ def test_classify_reads_a_sharded_corpus_at_most_twice(tmp_path):
     passes.clear()
     classify([dict(label, chunk_text=None) for label in labels], Counting())
     assert len(passes) == 1
+
+
+def test_the_manifest_fits_its_schema(tmp_path):
+    import jsonschema
+
+    from tests.unit.test_schemas import SCHEMAS
+
+    _, rows = _chunker_rows()
+    manifest = write_sharded_snapshot(str(tmp_path), rows, "fp", shard_chunks=2)
+    jsonschema.validate(manifest, json.loads((SCHEMAS / "snapshot-manifest.schema.json").read_text()))
+    jsonschema.validate(json.loads((tmp_path / "manifest.json").read_text()),
+                        json.loads((SCHEMAS / "snapshot-manifest.schema.json").read_text()))

@@ -134,3 +134,20 @@ def test_none_must_stand_alone(suite):
     answers = _answers(tmp_path / "answers.jsonl", [{**base, "chunk_id": new[0]["chunk_id"]}, {**base, "chunk_id": "none"}])
     result = run_cli("queue", "apply", "-j", str(judgments), "-q", str(queue), "-a", str(answers), "-c", str(corpus))
     assert result.code == 2 and '"none" must be the only answer' in result.stderr
+
+
+def test_queue_items_and_answers_fit_their_schemas(suite):
+    import jsonschema
+
+    from tests.unit.test_schemas import SCHEMAS
+
+    _, _, _, _, items, new = suite
+    item_schema = json.loads((SCHEMAS / "queue-item.schema.json").read_text())
+    for item in items:
+        jsonschema.validate(item, item_schema)
+    answer = {"item_id": items[0]["item_id"], "chunk_id": new[0]["chunk_id"], "relevance": 1,
+              "labeled_by": "human:bo", "labeled_at": "2026-11-29T10:00:00Z"}
+    jsonschema.validate(answer, json.loads((SCHEMAS / "queue-answer.schema.json").read_text()))
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate({**answer, "labeled_by": "synthetic:x"},
+                            json.loads((SCHEMAS / "queue-answer.schema.json").read_text()))

@@ -6,7 +6,7 @@ test fails when the two drift apart. Models import nothing from the rest of gold
 
 from __future__ import annotations
 
-from .corpus import Chunk, CorpusSnapshot
+from .corpus import Chunk, CorpusSnapshot, QueueAnswer, QueueItem, ShardManifest
 from .judgment import JUDGMENT_FIELDS, Judgment
 from .report import Measurement, Report, Verdict, GateResult, StratumScore
 from .run import RunEntry
@@ -34,4 +34,7 @@ def export_schemas() -> dict[str, dict]:
         "corpus-snapshot.schema.json": CorpusSnapshot.model_json_schema(),
         "run-entry.schema.json": RunEntry.model_json_schema(),
         "report.schema.json": Report.model_json_schema(),
+        "snapshot-manifest.schema.json": ShardManifest.model_json_schema(),
+        "queue-item.schema.json": QueueItem.model_json_schema(),
+        "queue-answer.schema.json": QueueAnswer.model_json_schema(),
     }

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
-__all__ = ["Chunk", "CorpusSnapshot"]
+__all__ = ["Chunk", "CorpusSnapshot", "QueueAnswer", "QueueCandidate", "QueueItem", "ShardManifest", "ShardEntry"]
 
 
 class Chunk(BaseModel):
@@ -18,6 +18,9 @@ class Chunk(BaseModel):
     ordinal: int | None = Field(None, ge=0)
     text: str | None = None
     text_sha: str | None = None
+    start_index: int | None = Field(
+        None, ge=0, description="Where the chunker says the text starts in its document (optional)."
+    )
 
 
 class CorpusSnapshot(BaseModel):
@@ -28,3 +31,66 @@ class CorpusSnapshot(BaseModel):
     corpus_fingerprint: str | None = None
     chunker_fingerprint: str | None = None
     chunks: list[Chunk]
+
+
+class ShardEntry(BaseModel):
+    model_config = ConfigDict(extra="forbid", title="goldkeeper snapshot shard")
+
+    path: str = Field(min_length=1, description="A file name beside manifest.json: chunks-00000.jsonl[.gz].")
+    sha256: str = Field(pattern=r"^[0-9a-f]{64}$", description="Of the file's bytes as stored (compressed).")
+    chunks: int = Field(ge=0, description="Lines in the shard, one chunk (chunk.schema.json) each.")
+
+
+class ShardManifest(BaseModel):
+    """A sharded snapshot's ``manifest.json``: written last, so only whole snapshots exist."""
+
+    model_config = ConfigDict(extra="allow", title="goldkeeper sharded snapshot manifest")
+
+    format: str = Field(pattern=r"^goldkeeper-corpus-shards/1$")
+    corpus_fingerprint: str | None = None
+    chunker_fingerprint: str | None = None
+    counts: dict[str, int] = Field(description="chunks, documents and shards.")
+    shards: list[ShardEntry]
+
+
+class QueueCandidate(BaseModel):
+    model_config = ConfigDict(extra="allow", title="goldkeeper queue candidate")
+
+    chunk_id: str
+    doc_uri: str
+    ordinal: int | None = None
+    text: str | None = None
+    coverage: float | None = Field(None, ge=0, le=1, description="Share of the label's words the chunk holds.")
+
+
+class QueueItem(BaseModel):
+    """One line of the re-judgment queue (``drift --queue``)."""
+
+    model_config = ConfigDict(extra="allow", title="goldkeeper re-judgment queue item")
+
+    item_id: str = Field(pattern=r"^rq1:[0-9a-f]{24}$", description="Stable: the same label gives the same id.")
+    action: str = Field(pattern=r"^(rejudge|review)$")
+    status: str = Field(pattern=r"^(SPLIT|ORPHANED|MERGED)$")
+    query_id: str
+    query: str | None = None
+    doc_uri: str
+    chunk_id: str | None = None
+    chunk_text: str | None = None
+    text_sha: str | None = None
+    relevance: int
+    labeled_by: str | None = None
+    labeled_at: str | None = None
+    reanchor_to: str | None = Field(None, description="MERGED: where fix moved the label.")
+    candidates: list[QueueCandidate]
+
+
+class QueueAnswer(BaseModel):
+    """One line of answers for ``goldkeeper queue apply``."""
+
+    model_config = ConfigDict(extra="allow", title="goldkeeper re-judgment answer")
+
+    item_id: str = Field(description="An item of the queue.")
+    chunk_id: str = Field(min_length=1, description='A live chunk, or "none" when no live chunk carries it.')
+    relevance: int = Field(ge=0, lt=1024)
+    labeled_by: str = Field(pattern=r"^human:.+", description="The person who answered.")
+    labeled_at: str = Field(description="ISO 8601 date-time.")
