@@ -490,12 +490,10 @@ def drift(
 
     Exit 1 when the share of labels that no longer match (without --fix) or that still need a
     person (with it) exceeds --max-invalid (default 0)."""
-    from goldkeeper.core.drift import classify
     from goldkeeper.core.drift import fix as fix_labels
     from goldkeeper.core.judgments import dump_judgments
+    from goldkeeper.io.drifting import classify_url
     from goldkeeper.io.files import write_bytes_atomic
-    from goldkeeper.io.loading import load_label_rows
-    from goldkeeper.io.snapshots import open_corpus
     from goldkeeper.models.judgment import Judgment
 
     fix = fix or in_place
@@ -507,10 +505,9 @@ def drift(
         raise UsageError("--fix on stdin needs --out")
     if not 0.0 <= max_invalid <= 1.0:
         raise UsageError(f"--max-invalid: a share between 0 and 1, got {max_invalid}")
-    rows, _ = load_label_rows(judgments, "jsonl")
-    snapshot = open_corpus(corpus)
-    with _progress("reading the corpus", getattr(snapshot, "counts", {}).get("chunks")) as advance:
-        result = classify(rows, snapshot, progress=advance)
+    with _progress("reading the corpus") as advance:
+        rows, result, snapshot = classify_url(judgments, corpus, keep_rows=bool(fix or queue), progress=advance)
+    labels_count = len(result.findings)
     moved = 0
     if fix:
         labels = [Judgment.model_construct(**row) for row in rows]
@@ -535,18 +532,18 @@ def drift(
     else:
         from goldkeeper.render import print_drift
 
-        print_drift(result, len(rows))
+        print_drift(result, labels_count)
         if fix:
             sys.stdout.write(f"re-anchored {moved} label(s) in {out or judgments}; "
                              f"{needs_person} still need a person\n")
-    still_wrong = needs_person / len(rows) if fix and rows else summary["invalid_ratio"]
+    still_wrong = needs_person / labels_count if fix and labels_count else summary["invalid_ratio"]
     raise typer.Exit(EXIT_FAILED if still_wrong > max_invalid else EXIT_OK)
 
 
 class _progress:
     """A rich progress bar on stderr while a long read runs, when stderr is a terminal."""
 
-    def __init__(self, what: str, total: int | None) -> None:
+    def __init__(self, what: str, total: int | None = None) -> None:
         self.what, self.total, self.bar = what, total, None
 
     def __enter__(self):

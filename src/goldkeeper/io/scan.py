@@ -19,14 +19,14 @@ from goldkeeper.core.validation import ValidationResult, Validator
 from goldkeeper.io.files import is_local, iter_blocks, local_path, source_name
 from goldkeeper.io.forked import can_fork, start
 
-__all__ = ["validate_url"]
+__all__ = ["count_lines", "midpoint", "validate_url"]
 
 #: Below this a second process costs more than it saves.
 PARALLEL_MIN_BYTES = 32 << 20
 _BLOCK = 4 << 20
 
 
-def _midpoint(path: str, size: int) -> int:
+def midpoint(path: str, size: int) -> int:
     """The offset just after the first newline at or after the middle, or 0 if none."""
     with open(path, "rb") as handle:
         handle.seek(size // 2)
@@ -39,7 +39,7 @@ def _midpoint(path: str, size: int) -> int:
                 return handle.tell() - len(data) + index + 1
 
 
-def _count_lines(path: str, stop: int) -> int:
+def count_lines(path: str, stop: int) -> int:
     return sum(block.count(b"\n") for block in iter_blocks(path, _BLOCK, stop=stop))
 
 
@@ -52,7 +52,7 @@ def _feed(validator: Validator, path: str, source: str, start: int, stop: int, f
 
 def _second_half(path: str, source: str, mid: int, size: int) -> Validator:  # runs forked
     validator = Validator()
-    _feed(validator, path, source, mid, size, _count_lines(path, mid) + 1)
+    _feed(validator, path, source, mid, size, count_lines(path, mid) + 1)
     return validator
 
 
@@ -61,7 +61,7 @@ def validate_url(url: str, *, workers: int = 2) -> ValidationResult:
     source = source_name(url)
     path = local_path(url) if url != "-" and is_local(url) else None
     size = os.path.getsize(path) if path is not None and os.path.isfile(path) else 0
-    mid = _midpoint(path, size) if path is not None and size >= PARALLEL_MIN_BYTES else 0
+    mid = midpoint(path, size) if path is not None and size >= PARALLEL_MIN_BYTES else 0
     if not (path and mid and can_fork() and workers > 1):
         validator = Validator()
         for rows in iter_judgment_blocks(iter_blocks(url), source):
@@ -76,7 +76,7 @@ def validate_url(url: str, *, workers: int = 2) -> ValidationResult:
         second.cancel()
         raise
     if not validator.absorb(second.result()):
-        _feed(validator, path, source, mid, size, _count_lines(path, mid) + 1)
+        _feed(validator, path, source, mid, size, count_lines(path, mid) + 1)
     if validator.labels == 0:
         # Only blank lines on both sides: the one-pass reader words this error.
         for _ in iter_judgment_blocks(iter_blocks(url), source):

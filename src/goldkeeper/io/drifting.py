@@ -1,0 +1,72 @@
+"""Classify a judgments file against a snapshot by URL, on both cores when it is large.
+
+Each label is classified on its own against the whole corpus, so the labels split freely: a
+large local judgments file is cut at a newline near its middle, a forked child reads the
+second half, opens the snapshot itself and classifies its labels, while the parent does the
+same for the first half; the two results are concatenated, which is exactly the one-process
+result. Errors keep file order (the parent's half is read first). Anything else (stdin,
+remote URLs, small files, platforms without fork) runs in one process.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from typing import Any
+
+from goldkeeper.core.drift import ChunkSource, DriftResult, classify, concat_results
+from goldkeeper.core.judgments import iter_judgment_blocks
+from goldkeeper.io.files import is_local, iter_blocks, local_path, source_name
+from goldkeeper.io.forked import can_fork, start
+from goldkeeper.io.loading import load_label_rows
+from goldkeeper.io.scan import count_lines, midpoint
+from goldkeeper.io.snapshots import open_corpus
+
+__all__ = ["classify_url"]
+
+#: Below this a second process costs more than it saves.
+PARALLEL_MIN_BYTES = 2 << 20
+
+
+def _rows(path: str, source: str, start_at: int, stop: int, first_line: int) -> list[dict[str, Any]]:
+    rows: list[dict[str, Any]] = []
+    for block in iter_judgment_blocks(iter_blocks(path, start=start_at, stop=stop), source,
+                                      first_line=first_line, allow_empty=True):
+        rows.extend(block)
+    return rows
+
+
+def _second_half(path: str, source: str, mid: int, size: int, corpus_url: str,
+                 keep_rows: bool) -> tuple[list[dict[str, Any]] | None, DriftResult]:  # runs forked
+    rows = _rows(path, source, mid, size, count_lines(path, mid) + 1)
+    return (rows if keep_rows else None), classify(rows, open_corpus(corpus_url))
+
+
+def classify_url(
+    judgments_url: str, corpus_url: str, *, keep_rows: bool = True,
+    progress: Callable[[int], None] | None = None, workers: int = 2,
+) -> tuple[list[dict[str, Any]], DriftResult, ChunkSource]:
+    """The label rows (all of them when ``keep_rows``, else the first half's at least), the
+    drift result, and the opened snapshot (for fix and the queue)."""
+    source = source_name(judgments_url)
+    path = local_path(judgments_url) if judgments_url != "-" and is_local(judgments_url) else None
+    size = os.path.getsize(path) if path is not None and os.path.isfile(path) else 0
+    mid = midpoint(path, size) if path is not None and size >= PARALLEL_MIN_BYTES else 0
+    if not (path and mid and can_fork() and workers > 1):
+        rows, _ = load_label_rows(judgments_url, "jsonl")
+        corpus = open_corpus(corpus_url)
+        return rows, classify(rows, corpus, progress=progress), corpus
+    second = start(_second_half, path, source, mid, size, corpus_url, keep_rows)
+    try:
+        rows = _rows(path, source, 0, mid, 1)
+        corpus = open_corpus(corpus_url)
+        first = classify(rows, corpus, progress=progress)
+    except BaseException:
+        second.cancel()
+        raise
+    more, result = second.result()
+    if not rows and not result.findings:
+        load_label_rows(judgments_url, "jsonl")  # only blank lines: the one-pass reader words it
+    if more:
+        rows.extend(more)
+    return rows, concat_results(first, result), corpus
