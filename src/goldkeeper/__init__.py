@@ -8,6 +8,9 @@ The public API, stable by name::
     validate -> ValidationResult of Issue      is a judgment set sound enough to score?
     score -> ScoreResult, build_report          metrics per query, per stratum, averaged
     parse_gate, evaluate_gates, summarize       verdicts and intervals of repeated samples
+    classify_drift -> DriftResult, fix_drift    which labels still hold after a re-chunk, and
+    rejudgment_queue                            the sound repairs; what a person must look at
+    parse_corpus, read_corpus                   snapshots: corpus.json text, or any by URL
     Judgment, Chunk, CorpusSnapshot, RunEntry, Report     the wire formats (pydantic v2)
 
 Importing goldkeeper loads neither prefect nor fsspec; ``read_judgments`` and
@@ -23,6 +26,8 @@ from goldkeeper.core.identity import chunk_id, normalize, text_sha
 from goldkeeper.core.judgments import dump_judgments, parse_judgments
 from goldkeeper.core.qrels import parse_beir_tsv, parse_trec_qrels, parse_trec_run, to_qrels, to_trec_run
 from goldkeeper.core.runs import parse_run
+from goldkeeper.core.drift import Corpus, DriftResult, LiveChunk, parse_corpus, rejudgment_queue
+from goldkeeper.core.drift import classify as classify_drift
 from goldkeeper.core.metric_ids import MetricId, parse_metric_id
 from goldkeeper.core.validation import Issue, ValidationResult, validate
 from goldkeeper.errors import GoldkeeperError, InputError, StorageError, UsageError
@@ -61,13 +66,16 @@ def __getattr__(name: str):
 
 __all__ = [
     "Chunk",
+    "Corpus",
     "CorpusSnapshot",
+    "DriftResult",
     "Gate",
     "GateEvaluation",
     "GoldkeeperError",
     "InputError",
     "Issue",
     "Judgment",
+    "LiveChunk",
     "Measurement",
     "MetricId",
     "Report",
@@ -79,17 +87,22 @@ __all__ = [
     "__version__",
     "build_report",
     "chunk_id",
+    "classify_drift",
     "dump_judgments",
     "evaluate_gates",
+    "fix_drift",
     "normalize",
     "parse_beir_tsv",
+    "parse_corpus",
     "parse_gate",
     "parse_judgments",
     "parse_metric_id",
     "parse_run",
     "parse_trec_qrels",
     "parse_trec_run",
+    "read_corpus",
     "read_judgments",
+    "rejudgment_queue",
     "score",
     "summarize",
     "text_sha",
@@ -112,3 +125,20 @@ def write_judgments(url: str, judgments: Iterable[Judgment]) -> None:
     from goldkeeper.io.files import write_judgments as _write
 
     _write(url, judgments)
+
+
+def read_corpus(url: str):
+    """A snapshot by path or fsspec URL: ``corpus.json`` read whole, or a sharded snapshot
+    (its directory or ``manifest.json``) streamed on each pass."""
+    from goldkeeper.io.snapshots import open_corpus
+
+    return open_corpus(url)
+
+
+def fix_drift(judgments, result: DriftResult) -> tuple[list[Judgment], int]:
+    """Re-anchor the RE_ANCHORABLE and MERGED labels of ``classify_drift``'s result; the
+    labels (``Judgment`` objects or mappings, in the order classified) and how many moved."""
+    from goldkeeper.core.drift import fix
+
+    labels = [j if isinstance(j, Judgment) else Judgment.model_validate(j) for j in judgments]
+    return fix(labels, result)

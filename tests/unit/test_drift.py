@@ -129,3 +129,19 @@ def test_snapshot_computes_the_spec_ids(tmp_path):
     refused = run_cli("snapshot", str(bad), "--chunker", "new", "--out", str(tmp_path / "x.json"))
     assert refused.code == 2 and "bad.jsonl:1: ordinal: " in refused.stderr
     assert not (tmp_path / "x.json").exists()
+
+
+def test_the_public_drift_api_reads_fixes_and_queues(tmp_path):
+    from goldkeeper.io.snapshots import write_sharded_snapshot
+
+    labels = goldkeeper.parse_judgments((FIXTURES / "merge" / "judgments.jsonl").read_bytes())
+    whole = goldkeeper.read_corpus(str(FIXTURES / "merge" / "corpus.json"))
+    rows = [{k: c.__getattribute__(k) for k in ("doc_uri", "ordinal", "text")} for c in whole.chunks]
+    write_sharded_snapshot(str(tmp_path), rows, whole.chunker_fingerprint or "fp")
+    for corpus in (whole, goldkeeper.read_corpus(str(tmp_path))):
+        result = goldkeeper.classify_drift(labels, corpus)
+        assert result.summary["merged"] == 2
+        fixed, moved = goldkeeper.fix_drift([j.canonical_dict() for j in labels], result)
+        assert moved == 3 and all(isinstance(j, goldkeeper.Judgment) for j in fixed)
+        assert goldkeeper.classify_drift(fixed, corpus).summary["valid"] == len(labels)
+        assert [i["status"] for i in goldkeeper.rejudgment_queue(labels, result, corpus)] == ["MERGED", "MERGED"]
