@@ -476,6 +476,52 @@ def audit(
 
 
 @app.command()
+def calibrate(
+    judgments: Annotated[str, typer.Option("--judgments", "-j", help="Judgments JSONL, TREC qrels or BEIR TSV.")],
+    run: Annotated[str, typer.Option("--run", "-r", help="A run with the retriever's scores (TREC run, or run JSONL with scores).")],
+    alpha: Annotated[float, typer.Option("--alpha", help="Coverage: a relevant passage in the set with probability >= 1 - alpha.")] = 0.10,
+    risk_alpha: Annotated[float, typer.Option("--risk-alpha", help="Risk: answering without a relevant passage at most this often...")] = 0.05,
+    delta: Annotated[float, typer.Option("--delta", help="...with probability >= 1 - delta over the calibration draw.")] = 0.05,
+    splits: Annotated[str, typer.Option("--splits", help="Temperature, calibration and evaluation fractions.")] = "0.25,0.5,0.25",
+    temperature: Annotated[Optional[float], typer.Option("--temperature", help="Fix the softmax temperature instead of choosing it on the first split.")] = None,
+    max_k: Annotated[Optional[int], typer.Option("--max-k", help="A hard cap on passages (reported when it binds).")] = None,
+    threshold: Annotated[int, typer.Option("--threshold", help="Lowest relevance that counts as relevant.")] = 1,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the split.")] = 0,
+    output: FormatOption = OutputFormat.text,
+) -> None:
+    """Certify how many passages to send an LLM (conformal) and when to abstain (risk control).
+
+    Exit 0 when both are certified and the abstention threshold is not degenerate, else 1."""
+    from goldkeeper.core.calibration import calibrate as certify
+    from goldkeeper.core.calibration import calibration_queries
+    from goldkeeper.core.scoring import build_qrels
+    from goldkeeper.io.loading import load_label_rows, load_run
+
+    try:
+        fractions = tuple(float(part) for part in splits.split(","))
+    except ValueError:
+        raise UsageError(f"--splits: three fractions like 0.25,0.5,0.25, got {splits}") from None
+    rows, _ = load_label_rows(judgments)
+    entries, _ = load_run(run)
+    queries, excluded = calibration_queries(build_qrels(rows).grades, entries, threshold, source_name(run))
+    try:
+        certificate = certify(queries, alpha=alpha, risk_alpha=risk_alpha, delta=delta, fractions=fractions,
+                              temperature=temperature, max_k=max_k, seed=seed)
+    except ValueError as error:
+        raise UsageError(str(error)) from None
+    payload = certificate.to_dict()
+    payload["excluded"] = {**excluded, **payload["excluded"]}
+    if output is OutputFormat.json:
+        _emit_json(payload)
+    else:
+        from goldkeeper.render import print_certificate
+
+        print_certificate(payload)
+    ok = payload["coverage"]["certified"] and payload["risk"]["certified"] and not payload["risk"]["degenerate"]
+    raise typer.Exit(EXIT_OK if ok else EXIT_FAILED)
+
+
+@app.command()
 def drift(
     judgments: Annotated[str, typer.Option("--judgments", "-j", help="Judgments JSONL.")],
     corpus: Annotated[str, typer.Option("--corpus", "-c", help="A snapshot: corpus.json, or a sharded snapshot's directory or manifest.json.")],

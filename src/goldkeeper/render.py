@@ -211,3 +211,47 @@ def comparison_markdown(payload) -> str:
         lines.append(f"| {row['metric']} | `{row['challenger']}` | {row['difference']:+.4f} | {row['differing_pairs']} "
                      f"| {row['p_holm']:.4f} | {row['min_attainable_p']:.4f} | {verdict} |")
     return "\n".join(lines) + "\n"
+
+
+def print_certificate(payload, console: Console | None = None) -> None:
+    """A calibration certificate: what is promised, on how many queries, and at what cost."""
+    console = console or Console(highlight=False, soft_wrap=True)
+    splits = payload["splits"]
+    console.print(f"splits: temperature {splits['temperature']} / calibration {splits['calibration']} / "
+                  f"evaluation {splits['evaluation']} queries (seed {payload['seed']}); "
+                  f"temperature {payload['temperature']}")
+    coverage, held, risk = payload["coverage"], payload["held_out"], payload["risk"]
+    if coverage["certified"]:
+        console.print(f"coverage: keep passages while the softmax mass before them is <= {coverage['quantile']:.6f}; "
+                      f"a relevant passage is in the set with probability >= {1 - payload['alpha']:.0%}")
+        if held["coverage"] is not None:
+            console.print(f"  held out: coverage {held['coverage']:.1%}, mean {held['mean_k']:.2f} passages "
+                          f"on {held['n']} queries")
+        if coverage["cap_binds"]:
+            console.print(Text(f"  --max-k truncated {coverage['cap_binds']:.1%} of the calibration sets: the cap, "
+                               "not alpha, bounds coverage", style="yellow"))
+    else:
+        console.print(Text(f"coverage: NOT CERTIFIED: {coverage['n']} calibration queries cannot support alpha "
+                           f"{payload['alpha']} (at least {coverage['minimum_n']} needed); send every passage",
+                           style="red"))
+    if risk["certified"] and risk.get("abstains_on_everything"):
+        console.print(Text("risk: certified only by abstaining on every query: DEGENERATE, valid and useless",
+                           style="red"))
+    elif risk["certified"]:
+        line = (f"risk: answer when the top score is >= {risk['threshold']:.6g}; with probability >= "
+                f"{1 - payload['delta']:.0%} it answers without a relevant passage at most {payload['risk_alpha']:.0%} "
+                f"of the time (observed {risk['empirical_risk']:.1%} on {risk['n']} queries, p = {risk['p_value']:.4f}, "
+                f"abstains on {risk['abstention']:.1%})")
+        console.print(Text(line, style="red" if risk["degenerate"] else ""))
+        if risk["degenerate"]:
+            console.print(Text("  DEGENERATE: it abstains on (nearly) every query", style="red"))
+    else:
+        console.print(Text(f"risk: NOT CERTIFIED at {payload['risk_alpha']:.0%} with confidence "
+                           f"{1 - payload['delta']:.0%} on {risk['n']} queries", style="red"))
+    blocked = risk.get("blocked_by")
+    if blocked and blocked.get("queries_needed"):
+        console.print(f"  the search stopped at {blocked['threshold']:.6g} (observed risk {blocked['empirical_risk']:.1%}); "
+                      f"about {blocked['queries_needed']:,} calibration queries would settle it")
+    excluded = {k: v for k, v in payload["excluded"].items() if v}
+    if excluded:
+        console.print("left out: " + ", ".join(f"{v} {k.replace('_', ' ')}" for k, v in excluded.items()))
