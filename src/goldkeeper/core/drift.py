@@ -186,38 +186,61 @@ _ANCHOR_EVERY = 32  # about one position in this many is an anchor
 _SCAN_BUDGET = 1 << 25  # characters str.find may scan per document before anchors pay off
 
 
-def _shingle_hashes(text: str) -> Any:
-    """A 64-bit hash of every _ANCHOR_K-character window of ``text`` (numpy, wrapping arithmetic)."""
+_BASE = 0x100000001B3  # odd, so invertible modulo 2**64
+_HASH_BLOCK = 1 << 22  # windows hashed per numpy pass, which bounds the temporaries (~160 MB)
+_POWERS: dict[int, tuple[Any, Any]] = {}
+
+
+def _powers(length: int) -> tuple[Any, Any]:
+    """_BASE**i and _BASE**-i modulo 2**64 for i < length (numpy wraps uint64 products)."""
     import numpy as np
 
-    codes = np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32).astype(np.uint64)
-    count = len(codes) - _ANCHOR_K + 1
-    if count <= 0:
-        return np.zeros(0, dtype=np.uint64)
-    hashes = np.zeros(count, dtype=np.uint64)
-    base = np.uint64(0x100000001B3)
-    with np.errstate(over="ignore"):
-        for i in range(_ANCHOR_K):
-            hashes *= base
-            hashes += codes[i:i + count]
-        hashes ^= hashes >> np.uint64(31)
-        hashes *= np.uint64(0x9E3779B97F4A7C15)
-        hashes ^= hashes >> np.uint64(29)
-    return hashes
+    cached = _POWERS.get(length)
+    if cached is None:
+        forward = np.full(length, _BASE, dtype=np.uint64)
+        backward = np.full(length, pow(_BASE, -1, 1 << 64), dtype=np.uint64)
+        forward[0] = backward[0] = 1
+        with np.errstate(over="ignore"):
+            cached = _POWERS[length] = (np.cumprod(forward, dtype=np.uint64), np.cumprod(backward, dtype=np.uint64))
+    return cached
+
+
+def _anchors_of(text: str) -> tuple[Any, Any]:
+    """Positions of ``text``'s anchors and their keys. A window's key is the polynomial hash
+    sum(code[p+i] * _BASE**i) of its _ANCHOR_K characters modulo 2**64, from prefix sums (a few
+    numpy passes per block, whatever _ANCHOR_K is); it is an anchor when the key's top bits are
+    zero, one window in about _ANCHOR_EVERY. Keys depend on the window's characters only."""
+    import numpy as np
+
+    windows = len(text) - _ANCHOR_K + 1
+    positions, keys = [], []
+    shift = np.uint64(64 - max(1, (_ANCHOR_EVERY - 1).bit_length()))
+    for first in range(0, max(windows, 0), _HASH_BLOCK):
+        count = min(_HASH_BLOCK, windows - first)
+        codes = np.frombuffer(text[first:first + count + _ANCHOR_K - 1].encode("utf-32-le"), dtype=np.uint32)
+        forward, backward = _powers(min(_HASH_BLOCK, windows) + _ANCHOR_K - 1)
+        with np.errstate(over="ignore"):
+            prefix = np.zeros(len(codes) + 1, dtype=np.uint64)
+            np.cumsum(codes.astype(np.uint64) * forward[:len(codes)], dtype=np.uint64, out=prefix[1:])
+            hashes = (prefix[_ANCHOR_K:_ANCHOR_K + count] - prefix[:count]) * backward[:count]
+        chosen = np.flatnonzero((hashes >> shift) == 0)
+        positions.append(chosen + first)
+        keys.append(hashes[chosen])
+    if not positions:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.uint64)
+    return np.concatenate(positions), np.concatenate(keys)
 
 
 class _Anchors:
-    """Content-defined anchors of a long document: the windows whose hash falls in one residue
-    class, sorted by hash. Every occurrence of a text holds the same anchors at the same
-    offsets, so one lookup of the text's rarest anchor finds every occurrence (checked with
-    ``startswith``); a text too short to hold an anchor falls back to ``str.find``."""
+    """Content-defined anchors of a long document, sorted by key. Every occurrence of a text
+    holds the same anchors at the same offsets, so one lookup of the text's rarest anchor finds
+    every occurrence (each checked with ``startswith``); a text too short to hold an anchor
+    falls back to ``str.find``."""
 
     def __init__(self, text: str) -> None:
         import numpy as np
 
-        hashes = _shingle_hashes(text)
-        positions = np.flatnonzero(hashes % np.uint64(_ANCHOR_EVERY) == 0)
-        keys = hashes[positions]
+        positions, keys = _anchors_of(text)
         order = np.argsort(keys, kind="stable")
         self.keys = keys[order]
         self.positions = positions[order]
@@ -225,17 +248,14 @@ class _Anchors:
     def find(self, text: str, wanted: str) -> list[int] | None:
         import numpy as np
 
-        hashes = _shingle_hashes(wanted)
-        offsets = np.flatnonzero(hashes % np.uint64(_ANCHOR_EVERY) == 0)[:8]
+        offsets, keys = _anchors_of(wanted)
         if not len(offsets):
             return None
-        best = None
-        for offset in offsets.tolist():
-            key = hashes[offset]
-            lo, hi = np.searchsorted(self.keys, key, "left"), np.searchsorted(self.keys, key, "right")
-            if best is None or hi - lo < best[2] - best[1]:
-                best = (offset, int(lo), int(hi))
-        offset, lo, hi = best  # type: ignore[misc]
+        offsets, keys = offsets[:8], keys[:8]
+        lows = np.searchsorted(self.keys, keys, "left")
+        highs = np.searchsorted(self.keys, keys, "right")
+        best = int(np.argmin(highs - lows))
+        offset, lo, hi = int(offsets[best]), int(lows[best]), int(highs[best])
         starts = sorted(int(p) - offset for p in self.positions[lo:hi].tolist())
         return [at for at in starts if at >= 0 and text.startswith(wanted, at)]
 
