@@ -79,16 +79,25 @@ def clopper_pearson(successes: int, n: int, confidence: float = 0.95) -> tuple[f
 
 
 def _resampled_means(values: np.ndarray, resamples: int, seed: int) -> np.ndarray:
-    """(resamples x metrics) means of bootstrap resamples of the rows of ``values`` (n x m)."""
-    n = values.shape[0]
+    """(resamples x metrics) means of bootstrap resamples of the rows of ``values`` (n x m).
+
+    One or two metrics gather the drawn rows directly; more share one count matrix per block
+    of resamples (a bincount), so the draws are paid once for every metric."""
+    n, m = values.shape
     rng = np.random.default_rng(seed)
-    out = np.empty((resamples, values.shape[1]))
+    out = np.empty((resamples, m))
     step = max(1, _CHUNK_CELLS // max(n, 1))
+    index = np.int32 if n < 2**31 else np.int64
     for start in range(0, resamples, step):
         rows = min(step, resamples - start)
-        picks = rng.integers(0, n, size=(rows, n), dtype=np.int64)
-        picks += (np.arange(rows) * n)[:, None]
-        counts = np.bincount(picks.ravel(), minlength=rows * n).reshape(rows, n)
+        picks = rng.integers(0, n, size=(rows, n), dtype=index)
+        if m <= 2:
+            for j in range(m):
+                out[start:start + rows, j] = values[picks, j].sum(axis=1)
+            continue
+        flat = picks.astype(np.int64)
+        flat += (np.arange(rows, dtype=np.int64) * n)[:, None]
+        counts = np.bincount(flat.ravel(), minlength=rows * n).reshape(rows, n)
         out[start:start + rows] = counts @ values
     return out / n
 
