@@ -476,6 +476,40 @@ def audit(
 
 
 @app.command()
+def agreement(
+    files: Annotated[list[str], typer.Argument(help="Judgments files (JSONL, TREC qrels, BEIR): human: and synthetic: labels, in one file or several.")],
+    threshold: Annotated[int, typer.Option("--threshold", help="Lowest relevance that counts as relevant.")] = 1,
+    output: FormatOption = OutputFormat.text,
+) -> None:
+    """How far the LLM judge (synthetic: labels) agrees with people (human: labels): Cohen's
+    kappa with the base rates, on the pairs both labelled. Exit 1 when no pair has both."""
+    from goldkeeper.core.agreement import agreement as agree
+    from goldkeeper.io.loading import load_label_rows
+
+    rows: list[dict[str, Any]] = []
+    for url in files:
+        rows.extend(load_label_rows(url)[0])
+    found = agree(rows, threshold)
+    if output is OutputFormat.json:
+        _emit_json(found)
+    else:
+        lines = [f"{found['pairs']} pairs labelled by both a person and the judge "
+                 f"({found['human_only']} by people only, {found['judge_only']} by the judge only)"]
+        if found["pairs"]:
+            kappa = found["kappa"]
+            lines.append(f"  relevant at grade >= {threshold}: people {found['base_rate']['human']:.1%}, "
+                         f"judge {found['base_rate']['judge']:.1%} (bias {found['judge_bias']:+.1%})")
+            lines.append(f"  agreement {found['observed_agreement']:.1%}, by chance {found['chance_agreement']:.1%}; "
+                         f"Cohen's kappa " + ("undefined" if kappa is None else f"{kappa:.3f}"))
+            if found.get("weighted_kappa") is not None:
+                lines.append(f"  quadratic-weighted kappa on grades {found['weighted_kappa']:.3f}")
+        if found.get("note"):
+            lines.append(f"  {found['note']}")
+        sys.stdout.write("\n".join(lines) + "\n")
+    raise typer.Exit(EXIT_OK if found["pairs"] else EXIT_FAILED)
+
+
+@app.command()
 def calibrate(
     judgments: Annotated[str, typer.Option("--judgments", "-j", help="Judgments JSONL, TREC qrels or BEIR TSV.")],
     run: Annotated[str, typer.Option("--run", "-r", help="A run with the retriever's scores (TREC run, or run JSONL with scores).")],

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 import pytest
 from scipy import stats
 
@@ -51,3 +52,22 @@ def test_cli_with_two_runs_and_with_none(tmp_path):
     assumed = run_cli("power", "-j", str(case / "judgments.jsonl"), "--target", "0.1")
     assert assumed.code == 0 and "(assumed)" in assumed.stdout
     assert run_cli("power", "-j", str(case / "judgments.jsonl"), "-r", str(other)).code == 2
+
+
+@pytest.mark.parametrize(("n", "sd", "target"), [(10, 0.388, 0.344), (30, 0.25, 0.1), (200, 0.5, 0.05), (12, 1.3, 0.9)])
+def test_the_paired_t_answers_match_statsmodels_solvers(n, sd, target):
+    """statsmodels' TTestPower (one-sample t on the differences, two-sided) solves the same
+    equations independently."""
+    power_module = pytest.importorskip("statsmodels.stats.power")
+    solver = power_module.TTestPower()
+    found = power_analysis(n=n, sd=sd, target=target)
+    # statsmodels' power function says our MDE has power 0.8 to 1e-9; its own root finder
+    # stops earlier (its answer's power is off by about 2e-6), so the MDEs agree to 1e-4.
+    assert solver.power(found["t"]["mde"] / sd, n, 0.05, alternative="two-sided") == pytest.approx(0.8, abs=1e-9)
+    effect = solver.solve_power(nobs=n, alpha=0.05, power=0.8, alternative="two-sided")
+    assert found["t"]["mde"] == pytest.approx(effect * sd, rel=1e-4)
+    needed = solver.solve_power(effect_size=target / sd, alpha=0.05, power=0.8, alternative="two-sided")
+    assert found["t"]["queries_needed"] == max(2, int(np.ceil(needed - 1e-9)))
+    normal = power_module.NormalIndPower()  # the normal formula: a one-sample z test, ratio 0
+    z_effect = normal.solve_power(nobs1=n, alpha=0.05, power=0.8, ratio=0, alternative="two-sided")
+    assert found["normal"]["mde"] == pytest.approx(z_effect * sd, rel=1e-3)
