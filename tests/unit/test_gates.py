@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 import pytest
 
 import goldkeeper
@@ -145,3 +146,26 @@ def test_sequential_gate_settles_or_fails_undecided():
     undecided = _report_of(labels, run, ["recall@1:sequential:0.95"])
     assert undecided.verdict.gates[0].status == "FAIL"
     assert "undecided" in undecided.verdict.reasons[-1]
+
+
+def test_sequential_gate_stops_at_the_first_settled_look_and_keeps_to_its_budget():
+    from goldkeeper.core.gates import _sequential, parse_gate
+    from goldkeeper.core.sequential import betting_cs
+
+    rng = np.random.default_rng(4)
+    values = {f"q{i:04d}": float(v) for i, v in enumerate(rng.random(2000) < 0.9)}
+    result, reason = _sequential(parse_gate("recall@5:sequential:0.8"), values)
+    assert result.status == "PASS" and reason is None
+    looked = result.model_extra["looked"]
+    assert 30 < looked < 2000 and result.model_extra["of"] == 2000
+    # It stopped at the first look whose lower bound clears the floor, not later.
+    order = np.random.default_rng(0).permutation(2000)
+    lower, _ = betting_cs([values[sorted(values)[i]] for i in order])
+    assert lower[looked - 1] >= 0.8 > lower[looked - 2]
+    # A budget too small to settle it leaves it undecided, which fails.
+    result, reason = _sequential(parse_gate(f"recall@5:sequential:0.8:{looked // 2}"), values)
+    assert result.status == "FAIL" and "after the budget of" in reason and result.model_extra["looked"] == looked // 2
+    low, reason = _sequential(parse_gate("recall@5:sequential:0.97"), values)
+    assert low.status == "FAIL" and "settled below" in reason
+    with pytest.raises(ValueError, match="budget must be a whole number"):
+        parse_gate("recall@5:sequential:0.8:0")

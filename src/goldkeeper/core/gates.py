@@ -14,6 +14,7 @@ Forms, as in the reference implementation, plus two gateable numbers of goldkeep
                                   (paired randomization test, one-sided, alpha 0.05)
     recall@5:sequential:0.8       the betting confidence sequence over the per-query values
                                   settles above 0.8 (below: FAIL; undecided also fails)
+    recall@5:sequential:0.8:500   the same, looking at no more than 500 queries (a budget)
 
 Comparisons are made on values rounded to 12 decimals, so a drop of exactly the tolerance
 passes instead of failing on the last bit of a float.
@@ -46,6 +47,7 @@ class Gate:
     kind: GateKind
     metric: str
     threshold: float
+    budget: int | None = None
 
 
 @dataclass
@@ -90,8 +92,13 @@ def parse_gate(raw: str) -> Gate:
         return Gate(raw, head, head, _number(parts[1], raw, 0, 1, "the threshold"))  # type: ignore[arg-type]
     if len(parts) == 3 and parts[1] == "ci-lower":
         return Gate(raw, "ci-lower", _metric(head, raw), _number(parts[2], raw, 0, 1, "the floor"))
-    if len(parts) == 3 and parts[1] == "sequential":
-        return Gate(raw, "sequential", _metric(head, raw), _number(parts[2], raw, 0, 1, "the floor"))
+    if len(parts) in (3, 4) and parts[1] == "sequential":
+        budget = None
+        if len(parts) == 4:
+            if not parts[3].isdigit() or int(parts[3]) < 1:
+                raise ValueError(f"gate '{raw}': the budget must be a whole number of queries >= 1, got '{parts[3]}'")
+            budget = int(parts[3])
+        return Gate(raw, "sequential", _metric(head, raw), _number(parts[2], raw, 0, 1, "the floor"), budget)
     if len(parts) == 2 and parts[1] == "regression":
         return Gate(raw, "regression", _metric(head, raw), _ALPHA)
     if len(parts) != 2:
@@ -191,14 +198,7 @@ def _per_query_gate(gate: Gate, report: Report, baseline: Report | None) -> tupl
     if not current:
         return GateResult(expression=raw, status="INDETERMINATE"), f"{raw}: no per-query values for '{metric}'"
     if gate.kind == "sequential":
-        lower, upper = betting_cs(list(current.values()))
-        if lower[-1] >= gate.threshold:
-            return GateResult(expression=raw, status="PASS", observed=lower[-1]), None
-        settled = upper[-1] < gate.threshold
-        reason = (f"{metric}: the confidence sequence [{lower[-1]:.4f}, {upper[-1]:.4f}] "
-                  + ("settled below" if settled else "is undecided about") + f" {gate.threshold:g}"
-                  + ("" if settled else f" after {len(current)} queries (undecided fails)"))
-        return GateResult(expression=raw, status="FAIL", observed=lower[-1]), reason
+        return _sequential(gate, current)
     before = _values(baseline, metric)
     shared = [q for q in current if q in before]
     if not shared:
@@ -218,6 +218,36 @@ def _per_query_gate(gate: Gate, report: Report, baseline: Report | None) -> tupl
         return (GateResult(expression=raw, status="FAIL", observed=sum(b) / len(b), baseline=sum(a) / len(a)),
                 f"{metric} regressed by {-change:.4f} against the baseline (paired test, p = {p:.4f}){note}")
     return GateResult(expression=raw, status="PASS", observed=sum(b) / len(b), baseline=sum(a) / len(a)), None
+
+
+SEQUENTIAL_SEED = 0
+
+
+def _sequential(gate: Gate, current: dict[str, float]) -> tuple[GateResult, str | None]:
+    """Watch the queries one at a time, in a seeded order that owes nothing to their values,
+    and stop at the first look where the confidence sequence (valid at every look) is wholly
+    above the floor (PASS) or below it (FAIL); undecided when the budget or the queries run
+    out, which fails."""
+    import numpy as np
+
+    from goldkeeper.core.sequential import betting_cs
+
+    raw, metric, floor = gate.raw, gate.metric, gate.threshold
+    ids = sorted(current)
+    order = np.random.default_rng(SEQUENTIAL_SEED).permutation(len(ids))
+    looked = order[: gate.budget] if gate.budget is not None else order
+    lower, upper = betting_cs([current[ids[i]] for i in looked])
+    for look, (low, high) in enumerate(zip(lower, upper), 1):
+        if low >= floor - 1e-12:
+            return GateResult(expression=raw, status="PASS", observed=low, looked=look, of=len(ids)), None
+        if high < floor:
+            return (GateResult(expression=raw, status="FAIL", observed=high, looked=look, of=len(ids)),
+                    f"{metric}: the confidence sequence settled below {floor:g} after {look} queries "
+                    f"(upper bound {high:.4f})")
+    limit = "the budget of" if gate.budget is not None and gate.budget < len(ids) else "all"
+    return (GateResult(expression=raw, status="FAIL", observed=lower[-1], looked=len(looked), of=len(ids)),
+            f"{metric}: the confidence sequence [{lower[-1]:.4f}, {upper[-1]:.4f}] is undecided about {floor:g} "
+            f"after {limit} {len(looked)} queries (undecided fails)")
 
 
 def evaluate_gates(report: Report, gates: list[Gate | str], baseline: Report | None = None) -> GateEvaluation:
