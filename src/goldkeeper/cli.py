@@ -503,6 +503,12 @@ def agreement(
                          f"Cohen's kappa " + ("undefined" if kappa is None else f"{kappa:.3f}"))
             if found.get("weighted_kappa") is not None:
                 lines.append(f"  quadratic-weighted kappa on grades {found['weighted_kappa']:.3f}")
+            share = found.get("relevant_share")
+            if share:
+                low, high = share["ppi"]["ci"]
+                lines.append(f"  share relevant over all {share['ppi']['labeled'] + share['ppi']['unlabeled']} judged pairs: "
+                             f"[{low:.3f}, {high:.3f}] by PPI++ (judge alone says {share['judge_only']:.3f}, "
+                             f"the {share['ppi']['labeled']} hand labels {share['hand_labels_only']:.3f})")
         if found.get("note"):
             lines.append(f"  {found['note']}")
         sys.stdout.write("\n".join(lines) + "\n")

@@ -54,3 +54,19 @@ def test_the_cli_reads_two_files_and_says_when_nothing_overlaps(tmp_path):
     assert "Cohen's kappa" in text.stdout and "base" not in text.stderr
     alone = run_cli("agreement", str(a))
     assert alone.code == 1 and "no (query, target) pair carries both" in alone.stdout
+
+
+def test_with_judge_only_pairs_the_relevant_share_gets_a_ppi_interval_that_corrects_a_flattering_judge():
+    from goldkeeper.core.ppi import ppi_mean_ci
+
+    rng = np.random.default_rng(9)
+    truth = rng.random(3000) < 0.5
+    says = np.where(truth, True, rng.random(3000) < 0.4)  # flattering: calls 40% of the irrelevant relevant
+    rows = [{"query_id": f"q{i}", "doc_uri": f"d{i}", "relevance": int(s), "labeled_by": "synthetic:j"}
+            for i, s in enumerate(says)]
+    rows += [{"query_id": f"q{i}", "doc_uri": f"d{i}", "relevance": int(truth[i]), "labeled_by": "human:a"}
+             for i in range(300)]
+    found = agreement(rows)["relevant_share"]
+    low, high = found["ppi"]["ci"]
+    assert (low, high) == ppi_mean_ci(truth[:300].astype(float), says[:300].astype(float), says[300:].astype(float))
+    assert low <= truth.mean() <= high < found["judge_only"]  # the judge alone overstates it

@@ -7,6 +7,11 @@ relevant/not relevant at a threshold, reported with the base rates it corrects f
 is chance-corrected: a judge that calls everything relevant agrees often with people who
 mostly do, and earns a kappa near 0), the confusion counts, and quadratic-weighted kappa
 on the grades themselves (Cohen 1968).
+
+When the judge also labelled pairs people did not, the share of relevant pairs over
+everything the judge saw is estimated by PPI++ (``ppi_mean_ci``): the hand labels on the
+overlap measure the judge's bias, which is subtracted, so the interval is valid whatever the
+judge's quality; the judge's own share and the hand labels' share are given beside it.
 """
 
 from __future__ import annotations
@@ -52,6 +57,19 @@ def agreement(rows: Iterable[Mapping[str, Any]], threshold: int = 1) -> dict[str
                base_rate={"human": human_rate, "judge": judge_rate}, judge_bias=judge_rate - human_rate)
     if kappa is None:
         out["note"] = "both sides gave one answer throughout: kappa is undefined"
+    unlabeled = [judge[k] >= threshold for k in judge.keys() - human.keys()]
+    if len(both) >= 2 and unlabeled:
+        from goldkeeper.core.ppi import ppi_mean_ci
+
+        y = [float(human[k] >= threshold) for k in both]
+        yhat = [float(judge[k] >= threshold) for k in both]
+        low, high = ppi_mean_ci(y, yhat, [float(v) for v in unlabeled], alpha=0.05)
+        out["relevant_share"] = {
+            "ppi": {"ci": [low, high], "confidence": 0.95, "labeled": len(both), "unlabeled": len(unlabeled),
+                    "method": "PPI++, power-tuned (Angelopoulos et al., Science 2023)"},
+            "judge_only": (sum(yhat) + sum(unlabeled)) / (len(yhat) + len(unlabeled)),
+            "hand_labels_only": human_rate,
+        }
     grades = sorted({human[k] for k in both} | {judge[k] for k in both})
     if len(grades) > 1:
         low, span = grades[0], grades[-1] - grades[0]
