@@ -199,6 +199,36 @@ def _generated_at(now: str | None) -> str:
     return moment.astimezone(timezone.utc).isoformat().replace("+00:00", "Z")
 
 
+def _gates_and_cutoffs(gate: list[str], k: list[str]) -> tuple[list[Any], list[int]]:
+    """Parsed gates and the cutoffs to compute: those asked for, plus any a gate names."""
+    from goldkeeper.core.gates import parse_gate
+    from goldkeeper.core.metric_ids import parse_metric_id
+
+    ks = _cutoffs(k) if k else []
+    try:
+        gates = [parse_gate(expression) for expression in gate]
+    except ValueError as error:
+        raise UsageError(str(error)) from None
+    for parsed in gates:
+        if "@" in parsed.metric:
+            cutoff = parse_metric_id(parsed.metric).k
+            if cutoff not in ks:
+                ks.append(cutoff)
+    return gates, ks or [10]
+
+
+def _bootstrap_spec(intervals: bool, confidence: float, resamples: int, seed: int):
+    if not intervals:
+        return None
+    from goldkeeper.core.intervals import BootstrapSpec
+
+    if not 0 < confidence < 1:
+        raise UsageError(f"--confidence: must be between 0 and 1, got {confidence}")
+    if resamples < 100:
+        raise UsageError(f"--resamples: must be at least 100, got {resamples}")
+    return BootstrapSpec(confidence, resamples, seed)
+
+
 @app.command()
 def score(
     judgments: Annotated[str, typer.Option("--judgments", "-j", help="Judgments JSONL, TREC qrels or BEIR TSV.")],
@@ -219,8 +249,6 @@ def score(
     output: Annotated[ReportFormat, typer.Option("--format", help="text, json or markdown.")] = ReportFormat.text,
 ) -> None:
     """Score a run against judgments and decide the gates. Exit 0 PASS, 1 FAIL or INDETERMINATE."""
-    from goldkeeper.core.gates import parse_gate
-    from goldkeeper.core.metric_ids import parse_metric_id
     from goldkeeper.core.reporting import build_report
     from goldkeeper.core.scoring import build_qrels
     from goldkeeper.core.scoring import score as score_run
@@ -234,18 +262,7 @@ def score(
         raise UsageError(f"--threshold: must be an integer >= 1, got {threshold}")
     if judgments == "-" and run == "-":
         raise UsageError("--judgments and --run cannot both read stdin")
-    ks = _cutoffs(k) if k else []
-    try:
-        gates = [parse_gate(expression) for expression in gate]
-    except ValueError as error:
-        raise UsageError(str(error)) from None
-    # A gate on a cutoff nobody asked to compute asks for it.
-    for parsed in gates:
-        if "@" in parsed.metric:
-            cutoff = parse_metric_id(parsed.metric).k
-            if cutoff not in ks:
-                ks.append(cutoff)
-    ks = ks or [10]
+    gates, ks = _gates_and_cutoffs(gate, k)
     generated_at = _generated_at(now)
     previous = load_baseline(baseline) if baseline else None
     # The run is read in a second process while this one reads and validates the judgments.
@@ -275,16 +292,8 @@ def score(
         run_reader.cancel()
         raise
     entries, run_sha = run_reader.result()
-    spec = None
-    if intervals:
-        from goldkeeper.core.intervals import BootstrapSpec
-
-        if not 0 < confidence < 1:
-            raise UsageError(f"--confidence: must be between 0 and 1, got {confidence}")
-        if resamples < 100:
-            raise UsageError(f"--resamples: must be at least 100, got {resamples}")
-        spec = BootstrapSpec(confidence, resamples, seed)
-    result = score_run(qrels, entries, k=ks, threshold=threshold, intervals=spec)
+    result = score_run(qrels, entries, k=ks, threshold=threshold,
+                       intervals=_bootstrap_spec(intervals, confidence, resamples, seed))
     inputs = {"judgments": {"url": judgments, "sha256": judgments_sha},
               "run": {"url": run, "sha256": run_sha}}
     if baseline:
@@ -311,6 +320,201 @@ def score(
 
         print_report(built)
     raise typer.Exit(EXIT_OK if built.verdict.status == "PASS" else EXIT_FAILED)
+
+
+class Backend(str, Enum):
+    http = "http"
+    command = "command"
+    run_file = "run-file"
+    python = "python"
+
+
+def _make_retriever(backend: Backend, *, url_template, method, body_template, results_path, id_field, score_field,
+                    header_env, command, python_target, timeout, concurrency, run_file=None):
+    from goldkeeper.io import retrievers
+
+    field = score_field or None
+    if backend is Backend.http:
+        if not url_template:
+            raise UsageError("--backend http needs --url-template")
+        headers = {}
+        for item in header_env:
+            name, _, variable = item.partition("=")
+            if not name or not variable:
+                raise UsageError(f"--header-env: NAME=ENV_VARIABLE, got {item}")
+            headers[name] = variable
+        return retrievers.HttpRetriever(url_template, method=method, body_template=body_template,
+                                        results_path=results_path, id_field=id_field, score_field=field,
+                                        headers_from_env=headers, timeout=timeout, concurrency=concurrency)
+    if backend is Backend.command:
+        if not command:
+            raise UsageError("--backend command needs --command")
+        if command.lstrip().startswith("["):
+            try:
+                argv = json.loads(command)
+            except json.JSONDecodeError as error:
+                raise UsageError(f"--command: a JSON list of arguments, or a command line; {error.msg}") from None
+            if not isinstance(argv, list) or not all(isinstance(a, str) for a in argv):
+                raise UsageError("--command: a JSON list must hold strings only")
+        else:
+            import shlex
+
+            argv = shlex.split(command)  # split before filling, so a query is always one argument
+        return retrievers.CommandRetriever(argv, results_path=results_path, id_field=id_field, score_field=field,
+                                           timeout=timeout)
+    if backend is Backend.python:
+        if not python_target:
+            raise UsageError("--backend python needs --python module:function")
+        return retrievers.PythonRetriever(python_target, id_field=id_field, score_field=field)
+    return retrievers.RunFileRetriever(run_file)
+
+
+@app.command("eval")
+def eval_(
+    judgments: Annotated[str, typer.Option("--judgments", "-j", help="Judgments JSONL (with query texts), TREC qrels or BEIR TSV.")],
+    backend: Annotated[Backend, typer.Option("--backend", help="How to reach the retriever.")] = Backend.http,
+    url_template: Annotated[Optional[str], typer.Option("--url-template", help="HTTP: {query}, {query_id}, {k}, {mode} are URL-encoded.")] = None,
+    method: Annotated[str, typer.Option("--method", help="HTTP: GET or POST.")] = "GET",
+    body_template: Annotated[Optional[str], typer.Option("--body-template", help="HTTP POST: a JSON body with placeholders.")] = None,
+    results_path: Annotated[str, typer.Option("--results-path", help="Dotted path to the hit list in the answer.")] = "",
+    id_field: Annotated[str, typer.Option("--id-field", help="The hit's id: a chunk id or doc uri of the judgments.")] = "id",
+    score_field: Annotated[str, typer.Option("--score-field", help="The hit's score; '' when hits carry none.")] = "score",
+    header_env: Annotated[list[str], typer.Option("--header-env", help="HTTP header from the environment: NAME=ENV_VARIABLE. Repeatable.")] = [],  # noqa: B006
+    command: Annotated[Optional[str], typer.Option("--command", help="An argv template (JSON list or command line), run without a shell.")] = None,
+    run_file: Annotated[list[str], typer.Option("--run-file", help="A TREC run or run JSONL; several are several systems.")] = [],  # noqa: B006
+    python_target: Annotated[Optional[str], typer.Option("--python", help="module:function returning ranked ids.")] = None,
+    modes: Annotated[Optional[str], typer.Option("--modes", help="Comma-separated modes, one run each ({mode}); the first is the baseline.")] = None,
+    concurrency: Annotated[int, typer.Option("--concurrency", help="Calls in flight.")] = 16,
+    timeout: Annotated[float, typer.Option("--timeout", help="Seconds per call.")] = 10.0,
+    retries: Annotated[int, typer.Option("--retries", help="Retries of a transient failure, with backoff.")] = 3,
+    rate: Annotated[Optional[float], typer.Option("--rate", help="At most this many calls per second.")] = None,
+    cache: Annotated[Optional[str], typer.Option("--cache", help="Result cache (JSONL); a rerun resumes from it. Default OUT/cache.jsonl.")] = None,
+    max_errors: Annotated[float, typer.Option("--max-errors", help="Share of queries allowed to fail before the verdict fails.")] = 0.0,
+    out: Annotated[str, typer.Option("--out", "-o", help="Directory for the runs, errors and reports.")] = "goldkeeper-eval",
+    k: Annotated[list[str], typer.Option("-k", "--k", help="Cutoffs, e.g. 5,10 (default 10).")] = [],  # noqa: B006
+    threshold: Annotated[int, typer.Option("--threshold", help="Lowest grade that counts as relevant.")] = 1,
+    gate: Annotated[list[str], typer.Option("--gate", help="A gate expression; repeatable.")] = [],  # noqa: B006
+    report: Annotated[Optional[str], typer.Option("--report", help="Also write the (first run's) report JSON here.")] = None,
+    now: Annotated[Optional[str], typer.Option("--now", help="Report time (ISO 8601); else SOURCE_DATE_EPOCH; else now.")] = None,
+    intervals: Annotated[bool, typer.Option("--intervals/--no-intervals")] = True,
+    output: Annotated[ReportFormat, typer.Option("--format", help="text, json or markdown.")] = ReportFormat.text,
+) -> None:
+    """Call a retriever for every judged query, record the runs, score and gate them.
+
+    Exit 0 when every run PASSes (errors within --max-errors included), else 1."""
+    from goldkeeper.core.comparison import compare_scores
+    from goldkeeper.core.reporting import apply_error_budget, build_report
+    from goldkeeper.core.runs import dump_run
+    from goldkeeper.core.scoring import build_qrels
+    from goldkeeper.core.scoring import score as score_run
+    from goldkeeper.core.validation import validate
+    from goldkeeper.io.evaluation import run_queries
+    from goldkeeper.io.files import write_bytes_atomic
+    from goldkeeper.io.loading import load_label_rows
+    from goldkeeper.io.retrievers import Query
+    from goldkeeper.models.run import RunEntry
+
+    if concurrency < 1 or retries < 0 or timeout <= 0 or (rate is not None and rate <= 0):
+        raise UsageError("--concurrency >= 1, --retries >= 0, --timeout > 0 and --rate > 0, please")
+    if not 0 <= max_errors <= 1:
+        raise UsageError(f"--max-errors: a share from 0 to 1, got {max_errors}")
+    gates, ks = _gates_and_cutoffs(gate, k)
+    retriever = None
+    if backend is not Backend.run_file:  # bad options are reported before any input is read
+        retriever = _make_retriever(backend, url_template=url_template, method=method, body_template=body_template,
+                                    results_path=results_path, id_field=id_field, score_field=score_field,
+                                    header_env=header_env, command=command, python_target=python_target,
+                                    timeout=timeout, concurrency=concurrency)
+    rows, judgments_sha = load_label_rows(judgments)
+    validation = validate(rows)
+    qrels = build_qrels(rows)
+    texts: dict[str, str] = {}
+    for row in rows:
+        if row.get("query") and row["query_id"] not in texts:
+            texts[row["query_id"]] = row["query"]
+    if backend is Backend.run_file:
+        if not run_file:
+            raise UsageError("--backend run-file needs --run-file (repeat it for several systems)")
+        if len(set(run_file)) != len(run_file):
+            raise UsageError("--run-file: the same file twice; a run is never compared with itself")
+        if modes:
+            raise UsageError("--modes does not apply to run files: each --run-file is a system")
+        systems = [(url, _make_retriever(backend, url_template=None, method=method, body_template=None,
+                                          results_path="", id_field=id_field, score_field=score_field, header_env=[],
+                                          command=None, python_target=None, timeout=timeout,
+                                          concurrency=concurrency, run_file=url), "") for url in run_file]
+    else:
+        missing = sorted(set(qrels.grades) - set(texts))
+        if missing:
+            raise UsageError(f"{len(missing)} judged queries have no query text (the query field), "
+                             f"e.g. {', '.join(missing[:3])}; a retriever needs the text")
+        names = [m.strip() for m in modes.split(",")] if modes else [""]
+        if any(not m for m in names) and modes:
+            raise UsageError(f"--modes: comma-separated names, got {modes}")
+        if len(set(names)) != len(names):
+            raise UsageError(f"--modes: a mode twice in {modes}; a run is never compared with itself")
+        systems = [(m or backend.value, retriever, m) for m in names]
+    generated_at = _generated_at(now)
+    os.makedirs(out, exist_ok=True)
+    depth = max(ks)
+    query_ids = sorted(qrels.grades)
+    named, reports = [], []
+    for name, retriever, mode in systems:
+        queries = [Query(q, texts.get(q, ""), depth, mode) for q in query_ids]
+        with _progress(f"retrieving {name}", len(queries)) as advance:
+            outcomes = run_queries(retriever, queries, concurrency=concurrency, retries=retries, rate=rate,
+                                   cache=cache or os.path.join(out, "cache.jsonl"), progress=advance)
+        retriever.close()
+        entries = [RunEntry(query_id=o.query.query_id, ranking=list(o.hits.ids),
+                            scores=list(o.hits.scores) if o.hits.scores is not None else None)
+                   for o in outcomes if o.hits is not None]
+        errors = [{"query_id": o.query.query_id, "error": o.error, "attempts": o.attempts}
+                  for o in outcomes if o.error is not None]
+        slug = "".join(c if c.isalnum() or c in "-_." else "-" for c in os.path.basename(name)) or "run"
+        run_path = os.path.join(out, f"run-{slug}.jsonl")
+        run_bytes = dump_run(entries).encode("utf-8")
+        write_bytes_atomic(run_path, run_bytes)
+        write_bytes_atomic(os.path.join(out, f"errors-{slug}.jsonl"),
+                           "".join(json.dumps(e, ensure_ascii=False) + "\n" for e in errors).encode("utf-8"))
+        result = score_run(qrels, entries, k=ks, threshold=threshold,
+                           intervals=_bootstrap_spec(intervals, 0.95, 10_000, 0))
+        import hashlib
+
+        inputs = {"judgments": {"url": judgments, "sha256": judgments_sha},
+                  "run": {"url": run_path, "sha256": hashlib.sha256(run_bytes).hexdigest(), "system": name}}
+        built = build_report(result, validation, generated_at=generated_at, gates=gates, inputs=inputs)
+        built = apply_error_budget(built, len(queries), errors, max_errors)
+        import orjson
+
+        document = orjson.dumps(built.to_json_dict(), option=orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE)
+        write_bytes_atomic(os.path.join(out, f"report-{slug}.json"), document)
+        if report and not reports:
+            write_bytes_atomic(report, document)
+        named.append((name, result))
+        reports.append((name, built, document))
+    comparison = compare_scores(named) if len(named) > 1 else None
+    if comparison is not None:
+        write_bytes_atomic(os.path.join(out, "comparison.json"),
+                           (json.dumps(comparison, ensure_ascii=False, indent=2) + "\n").encode("utf-8"))
+    if output is ReportFormat.json:
+        _emit_json({"systems": {name: json.loads(document) for name, _, document in reports},
+                    "comparison": comparison, "out": out})
+    else:
+        from goldkeeper.render import print_comparison, print_report, report_markdown
+
+        for name, built, _ in reports:
+            retrieval = built.retrieval  # type: ignore[attr-defined]
+            if output is ReportFormat.markdown:
+                sys.stdout.write(f"## {name}\n\n" + report_markdown(built))
+            else:
+                sys.stdout.write(f"== {name}: {retrieval['queries'] - retrieval['errors']} of {retrieval['queries']} "
+                                 f"queries answered, {retrieval['errors']} errors\n")
+                print_report(built)
+        if comparison is not None and output is ReportFormat.text:
+            print_comparison(comparison)
+        sys.stdout.write(f"runs, errors and reports in {out}/\n")
+    ok = all(built.verdict.status == "PASS" for _, built, _ in reports)
+    raise typer.Exit(EXIT_OK if ok else EXIT_FAILED)
 
 
 @app.command()

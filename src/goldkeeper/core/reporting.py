@@ -16,13 +16,14 @@ from goldkeeper.core.validation import ValidationResult
 from goldkeeper.models.report import (
     CorpusInfo,
     DriftCounts,
+    GateResult,
     JudgmentsInfo,
     Report,
     Status,
     Verdict,
 )
 
-__all__ = ["build_report"]
+__all__ = ["apply_error_budget", "build_report"]
 
 
 def _base_verdict(result: ScoreResult, validation: ValidationResult,
@@ -133,4 +134,25 @@ def build_report(
         report.verdict.status = worse_status(report.verdict.status, evaluation.status)
         report.verdict.gates = evaluation.results
         report.verdict.reasons.extend(evaluation.reasons)
+    return report
+
+
+def apply_error_budget(report: Report, queries: int, errors: list[dict[str, Any]], budget: float) -> Report:
+    """Record a live evaluation's retrieval errors and fail closed past the budget.
+
+    ``errors`` are ``{query_id, error}`` for queries whose retriever call failed (scored as
+    missing from the run, never as an empty ranking). The gate ``errors:<budget>`` passes
+    while the share of queries that errored is at most ``budget``; no answered query at all
+    can never pass."""
+    share = len(errors) / queries if queries else 1.0
+    report.retrieval = {"queries": queries, "errors": len(errors), "error_share": round(share, 12),  # type: ignore[attr-defined]
+                        "budget": budget, "failed": errors}
+    ok = queries > 0 and len(errors) < queries and round(share, 12) <= budget
+    result = GateResult(expression=f"errors:{budget:g}", status="PASS" if ok else "FAIL", observed=round(share, 12))
+    report.verdict.gates = [*(report.verdict.gates or []), result]
+    if not ok:
+        report.verdict.status = worse_status(report.verdict.status, "FAIL")
+        report.verdict.reasons.append(
+            f"{len(errors)} of {queries} retriever calls failed ({share:.1%}), over the error budget of {budget:.1%}"
+            if len(errors) < queries or not queries else "every retriever call failed")
     return report

@@ -1,0 +1,147 @@
+"""Call a retriever for every judged query: bounded concurrency, retries with backoff on
+transient failures, an optional rate limit, and a result cache that makes a rerun after a
+crash resume where it stopped.
+
+A query that failed is recorded as an error with its message, never as an empty ranking;
+the caller counts errors against a budget. The cache is a JSONL file of successful answers
+keyed by the sha256 of the retriever's identity (its configuration without secrets) and the
+query (id, text, k, mode); each answer is appended and flushed as it arrives, and a torn
+last line from a crash is ignored.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import threading
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from goldkeeper.io.retrievers import Hits, Query, RetrieverError
+
+__all__ = ["Outcome", "Retriever", "run_queries"]
+
+
+class Retriever(Protocol):
+    def identity(self) -> dict[str, Any]: ...
+
+    def search(self, query: Query) -> Hits: ...
+
+    def close(self) -> None: ...
+
+
+@dataclass(frozen=True)
+class Outcome:
+    query: Query
+    hits: Hits | None
+    error: str | None
+    attempts: int
+    cached: bool = False
+
+
+def cache_key(identity: dict[str, Any], query: Query) -> str:
+    blob = json.dumps([identity, query.query_id, query.text, query.k, query.mode], sort_keys=True,
+                      ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+
+class _Cache:
+    def __init__(self, path: str | None) -> None:
+        self.path, self.found, self.lock, self.handle = path, {}, threading.Lock(), None
+        if path is None:
+            return
+        if os.path.exists(path):
+            with open(path, "rb") as handle:
+                for line in handle:
+                    try:
+                        row = json.loads(line)
+                        self.found[row["key"]] = Hits(tuple(row["ids"]), tuple(row["scores"]) if row.get("scores") is not None else None)
+                    except (ValueError, KeyError, TypeError):
+                        continue  # a line torn by a crash: that query is simply asked again
+        directory = os.path.dirname(os.path.abspath(path))
+        os.makedirs(directory, exist_ok=True)
+        self.handle = open(path, "ab")  # noqa: SIM115 - closed in close()
+
+    def put(self, key: str, hits: Hits) -> None:
+        if self.handle is None:
+            return
+        line = json.dumps({"key": key, "ids": list(hits.ids), "scores": None if hits.scores is None else list(hits.scores)},
+                          ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n"
+        with self.lock:
+            self.handle.write(line)
+            self.handle.flush()
+
+    def close(self) -> None:
+        if self.handle is not None:
+            self.handle.close()
+
+
+class _RateLimit:
+    def __init__(self, per_second: float | None) -> None:
+        self.gap = 1.0 / per_second if per_second else 0.0
+        self.next = 0.0
+        self.lock = threading.Lock()
+
+    def wait(self) -> None:
+        if not self.gap:
+            return
+        with self.lock:
+            now = time.monotonic()
+            start = max(now, self.next)
+            self.next = start + self.gap
+        if start > now:
+            time.sleep(start - now)
+
+
+def run_queries(
+    retriever: Retriever,
+    queries: Sequence[Query],
+    *,
+    concurrency: int = 16,
+    retries: int = 3,
+    backoff: float = 0.2,
+    rate: float | None = None,
+    cache: str | None = None,
+    progress: Callable[[int], None] | None = None,
+) -> list[Outcome]:
+    """Every query's outcome, in the order given (see the module docstring)."""
+    if concurrency < 1:
+        raise ValueError(f"concurrency must be at least 1, got {concurrency}")
+    identity = retriever.identity()
+    store = _Cache(cache)
+    limit = _RateLimit(rate)
+    outcomes: list[Outcome | None] = [None] * len(queries)
+
+    def one(query: Query) -> Outcome:
+        key = cache_key(identity, query)
+        hit = store.found.get(key)
+        if hit is not None:
+            return Outcome(query, hit, None, 0, cached=True)
+        attempt = 0
+        while True:
+            attempt += 1
+            limit.wait()
+            try:
+                hits = retriever.search(query)
+            except RetrieverError as error:
+                if error.transient and attempt <= retries:
+                    time.sleep(backoff * 2 ** (attempt - 1))
+                    continue
+                return Outcome(query, None, str(error), attempt)
+            store.put(key, hits)
+            return Outcome(query, hits, None, attempt)
+
+    try:
+        with ThreadPoolExecutor(max_workers=concurrency) as pool:
+            futures = {pool.submit(one, query): index for index, query in enumerate(queries)}
+            for done, future in enumerate(as_completed(futures), 1):
+                outcomes[futures[future]] = future.result()
+                if progress is not None:
+                    progress(done)
+    finally:
+        store.close()
+    return [outcome for outcome in outcomes if outcome is not None]

@@ -1,0 +1,278 @@
+"""Retrievers goldkeeper can call for every judged query: HTTP, a command, a run file, Python.
+
+Each backend answers ``search(query) -> Hits`` for one ``Query`` (id, text, k, mode) or raises
+``RetrieverError``: ``transient`` errors (timeouts, refused connections, HTTP 429 and 5xx)
+are worth retrying, the others are not. Nothing a backend is configured with from the
+environment (header values, tokens) enters ``identity()``, which keys the result cache, or
+any error message, run or report.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import subprocess
+import urllib.parse
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from goldkeeper.errors import UsageError
+
+__all__ = [
+    "CommandRetriever",
+    "Hits",
+    "HttpRetriever",
+    "PythonRetriever",
+    "Query",
+    "RetrieverError",
+    "RunFileRetriever",
+    "hits_from_payload",
+]
+
+
+@dataclass(frozen=True)
+class Query:
+    query_id: str
+    text: str
+    k: int
+    mode: str = ""
+
+
+@dataclass(frozen=True)
+class Hits:
+    ids: tuple[str, ...]
+    scores: tuple[float, ...] | None = None
+
+
+class RetrieverError(Exception):
+    def __init__(self, message: str, *, transient: bool = False) -> None:
+        super().__init__(message)
+        self.transient = transient
+
+
+def _dig(payload: Any, path: str, query: Query) -> Any:
+    found = payload
+    for part in [p for p in path.split(".") if p]:
+        if isinstance(found, Mapping) and part in found:
+            found = found[part]
+        elif isinstance(found, list) and part.isdigit() and int(part) < len(found):
+            found = found[int(part)]
+        else:
+            raise RetrieverError(f"query {query.query_id}: the response has no '{part}' on the way to "
+                                 f"results path '{path}' (found {type(found).__name__})")
+    return found
+
+
+def hits_from_payload(payload: Any, query: Query, results_path: str = "", id_field: str = "id",
+                      score_field: str | None = "score") -> Hits:
+    """Ranked ids (and scores) from a JSON answer: a list at ``results_path`` whose items are
+    ids, or objects carrying ``id_field`` (and ``score_field``)."""
+    rows = _dig(payload, results_path, query) if results_path else payload
+    if not isinstance(rows, list):
+        where = f"results path '{results_path}'" if results_path else "the response"
+        raise RetrieverError(f"query {query.query_id}: {where} must be a list of hits, got {type(rows).__name__}")
+    ids: list[str] = []
+    scores: list[float] = []
+    for index, row in enumerate(rows):
+        if isinstance(row, str):
+            ids.append(row)
+            continue
+        if not isinstance(row, Mapping) or not isinstance(row.get(id_field), (str, int)) or isinstance(row.get(id_field), bool):
+            raise RetrieverError(f"query {query.query_id}: hit {index} needs a string '{id_field}', got "
+                                 f"{json.dumps(row)[:80]}")
+        ids.append(str(row[id_field]))
+        if score_field:
+            value = row.get(score_field)
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                raise RetrieverError(f"query {query.query_id}: hit {index} needs a numeric '{score_field}' "
+                                     f"(--score-field '' for hits without scores), got {json.dumps(value)}")
+            scores.append(float(value))
+    complete = bool(score_field) and len(scores) == len(ids) and not any(isinstance(r, str) for r in rows)
+    return Hits(tuple(ids[: query.k]), tuple(scores[: query.k]) if complete else None)
+
+
+def _fill(template: str, query: Query, encode: Callable[[str], str]) -> str:
+    values = {"query": query.text, "query_id": query.query_id, "k": str(query.k), "mode": query.mode}
+    out = template
+    for name, value in values.items():
+        out = out.replace("{" + name + "}", encode(value))
+    return out
+
+
+def _fill_json(node: Any, query: Query) -> Any:
+    """The body template with placeholders filled inside its strings: ``"{k}"`` alone becomes
+    the number, any other text is substituted verbatim (the JSON encoder escapes it)."""
+    if isinstance(node, str):
+        if node == "{k}":
+            return query.k
+        return _fill(node, query, lambda v: v)
+    if isinstance(node, list):
+        return [_fill_json(item, query) for item in node]
+    if isinstance(node, dict):
+        return {key: _fill_json(value, query) for key, value in node.items()}
+    return node
+
+
+class HttpRetriever:
+    """GET or POST a URL template; ``{query}``, ``{query_id}``, ``{k}``, ``{mode}`` are URL-encoded
+    in the URL and filled verbatim into a JSON body template. ``headers_from_env`` maps header
+    names to environment variables, read when the retriever is made."""
+
+    def __init__(self, url_template: str, *, method: str = "GET", body_template: str | None = None,
+                 results_path: str = "", id_field: str = "id", score_field: str | None = "score",
+                 headers_from_env: Mapping[str, str] | None = None, timeout: float = 10.0,
+                 concurrency: int = 16) -> None:
+        import httpx
+
+        method = method.upper()
+        if method not in ("GET", "POST"):
+            raise UsageError(f"--method: GET or POST, got {method}")
+        if not url_template.startswith(("http://", "https://")):
+            raise UsageError(f"--url-template: an http:// or https:// URL, got {url_template}")
+        self.body = None
+        if body_template is not None:
+            try:
+                self.body = json.loads(body_template)
+            except json.JSONDecodeError as error:
+                raise UsageError(f"--body-template: not JSON ({error.msg})") from None
+        headers = {}
+        for name, variable in (headers_from_env or {}).items():
+            if variable not in os.environ:
+                raise UsageError(f"--header-env {name}={variable}: the environment variable {variable} is not set")
+            headers[name] = os.environ[variable]
+        self.url_template, self.method = url_template, method
+        self.results_path, self.id_field, self.score_field = results_path, id_field, score_field
+        self.header_names = sorted(headers)
+        limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
+        self.client = httpx.Client(headers=headers, timeout=timeout, limits=limits)
+
+    def identity(self) -> dict[str, Any]:
+        return {"backend": "http", "url": self.url_template, "method": self.method, "body": self.body,
+                "results_path": self.results_path, "id_field": self.id_field, "score_field": self.score_field,
+                "headers": self.header_names}
+
+    def search(self, query: Query) -> Hits:
+        import httpx
+
+        url = _fill(self.url_template, query, lambda v: urllib.parse.quote(v, safe=""))
+        try:
+            if self.method == "POST":
+                body = _fill_json(self.body, query) if self.body is not None else None
+                response = self.client.post(url, json=body)
+            else:
+                response = self.client.get(url)
+        except httpx.TimeoutException:
+            raise RetrieverError(f"query {query.query_id}: no answer within the timeout", transient=True) from None
+        except httpx.TransportError as error:
+            raise RetrieverError(f"query {query.query_id}: {type(error).__name__}", transient=True) from None
+        if response.status_code >= 400:
+            transient = response.status_code == 429 or response.status_code >= 500
+            raise RetrieverError(f"query {query.query_id}: HTTP {response.status_code}", transient=transient)
+        try:
+            payload = response.json()
+        except ValueError:
+            raise RetrieverError(f"query {query.query_id}: the response is not JSON "
+                                 f"({response.headers.get('content-type', 'no content type')})") from None
+        return hits_from_payload(payload, query, self.results_path, self.id_field, self.score_field)
+
+    def close(self) -> None:
+        self.client.close()
+
+
+class CommandRetriever:
+    """Run an argv template without a shell: each placeholder fills whole arguments, so a
+    query containing quotes, ``$(...)``, ``;`` or newlines reaches the program verbatim.
+    The program prints JSON (a hit list, or an object holding one at ``results_path``)."""
+
+    def __init__(self, argv: Sequence[str], *, results_path: str = "", id_field: str = "id",
+                 score_field: str | None = "score", timeout: float = 10.0) -> None:
+        if not argv:
+            raise UsageError("--command: give the program and its arguments")
+        self.argv = list(argv)
+        self.results_path, self.id_field, self.score_field, self.timeout = results_path, id_field, score_field, timeout
+
+    def identity(self) -> dict[str, Any]:
+        return {"backend": "command", "argv": self.argv, "results_path": self.results_path,
+                "id_field": self.id_field, "score_field": self.score_field}
+
+    def search(self, query: Query) -> Hits:
+        argv = [_fill(part, query, lambda v: v) for part in self.argv]
+        try:
+            done = subprocess.run(argv, capture_output=True, timeout=self.timeout, check=False)
+        except subprocess.TimeoutExpired:
+            raise RetrieverError(f"query {query.query_id}: the command ran past the timeout", transient=True) from None
+        except OSError as error:
+            raise RetrieverError(f"query {query.query_id}: cannot run {argv[0]}: {error.strerror}") from None
+        if done.returncode != 0:
+            tail = done.stderr.decode("utf-8", "replace").strip().splitlines()[-1:] or [""]
+            raise RetrieverError(f"query {query.query_id}: the command exited {done.returncode}: {tail[0][:200]}")
+        try:
+            payload = json.loads(done.stdout)
+        except ValueError:
+            raise RetrieverError(f"query {query.query_id}: the command did not print JSON") from None
+        return hits_from_payload(payload, query, self.results_path, self.id_field, self.score_field)
+
+    def close(self) -> None:
+        pass
+
+
+class PythonRetriever:
+    """``module:function`` called as ``function(query, k=k, mode=mode)``; it returns ranked ids,
+    ``(id, score)`` pairs, or hit objects like an HTTP answer's."""
+
+    def __init__(self, target: str, *, id_field: str = "id", score_field: str | None = "score") -> None:
+        module_name, _, name = target.partition(":")
+        if not module_name or not name:
+            raise UsageError(f"--python: module:function, got {target}")
+        try:
+            function = getattr(importlib.import_module(module_name), name)
+        except (ImportError, AttributeError) as error:
+            raise UsageError(f"--python {target}: {error}") from None
+        if not callable(function):
+            raise UsageError(f"--python {target}: not callable")
+        self.target, self.function, self.id_field, self.score_field = target, function, id_field, score_field
+
+    def identity(self) -> dict[str, Any]:
+        return {"backend": "python", "target": self.target}
+
+    def search(self, query: Query) -> Hits:
+        try:
+            found = self.function(query.text, k=query.k, mode=query.mode)
+        except Exception as error:  # noqa: BLE001 - the user's code: recorded, not a crash
+            raise RetrieverError(f"query {query.query_id}: {type(error).__name__}: {error}") from None
+        if isinstance(found, list) and found and isinstance(found[0], tuple):
+            try:
+                pairs = [(str(i), float(s)) for i, s in found]
+            except (TypeError, ValueError):
+                raise RetrieverError(f"query {query.query_id}: (id, score) pairs expected") from None
+            return Hits(tuple(i for i, _ in pairs[: query.k]), tuple(s for _, s in pairs[: query.k]))
+        return hits_from_payload(found, query, "", self.id_field, self.score_field)
+
+    def close(self) -> None:
+        pass
+
+
+class RunFileRetriever:
+    """A TREC run or run JSONL, read once and answered by query id (no call is made)."""
+
+    def __init__(self, url: str) -> None:
+        from goldkeeper.io.loading import load_run
+
+        entries, hashed = load_run(url)
+        self.entries = {entry.query_id: entry for entry in entries}
+        self.url, self.sha256 = url, hashed.hexdigest()
+
+    def identity(self) -> dict[str, Any]:
+        return {"backend": "run-file", "sha256": self.sha256}
+
+    def search(self, query: Query) -> Hits:
+        entry = self.entries.get(query.query_id)
+        if entry is None:
+            raise RetrieverError(f"query {query.query_id}: not in the run file")
+        return Hits(tuple(entry.ranking[: query.k]),
+                    tuple(entry.scores[: query.k]) if entry.scores is not None else None)
+
+    def close(self) -> None:
+        pass
