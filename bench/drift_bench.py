@@ -111,7 +111,7 @@ def generate(root: Path, labels: int, chunks: int, per_doc: int, sharded: bool =
 
 
 def run_timed(argv: list[str], timeout: float) -> tuple[float, float] | None:
-    """measure() with a wall-clock limit; None when the limit passed."""
+    """measure() with a wall-clock limit; None when the limit passed (the process is killed)."""
     done: list[tuple[float, float, int]] = []
     import threading
 
@@ -119,7 +119,7 @@ def run_timed(argv: list[str], timeout: float) -> tuple[float, float] | None:
     worker.start()
     worker.join(timeout)
     if worker.is_alive():
-        subprocess.run(["pkill", "-f", argv[-1]], check=False)
+        subprocess.run(["pkill", "-f", "--", " ".join(argv[1:4])], check=False)
         worker.join(30)
         return None
     return done[0][0], done[0][1]
