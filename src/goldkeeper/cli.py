@@ -330,7 +330,7 @@ class Backend(str, Enum):
 
 
 def _make_retriever(backend: Backend, *, url_template, method, body_template, results_path, id_field, score_field,
-                    header_env, command, python_target, timeout, concurrency, run_file=None):
+                    header_env, command, python_target, timeout, run_file=None):
     from goldkeeper.io import retrievers
 
     field = score_field or None
@@ -345,7 +345,7 @@ def _make_retriever(backend: Backend, *, url_template, method, body_template, re
             headers[name] = variable
         return retrievers.HttpRetriever(url_template, method=method, body_template=body_template,
                                         results_path=results_path, id_field=id_field, score_field=field,
-                                        headers_from_env=headers, timeout=timeout, concurrency=concurrency)
+                                        headers_from_env=headers, timeout=timeout)
     if backend is Backend.command:
         if not command:
             raise UsageError("--backend command needs --command")
@@ -424,7 +424,7 @@ def eval_(
         retriever = _make_retriever(backend, url_template=url_template, method=method, body_template=body_template,
                                     results_path=results_path, id_field=id_field, score_field=score_field,
                                     header_env=header_env, command=command, python_target=python_target,
-                                    timeout=timeout, concurrency=concurrency)
+                                    timeout=timeout)
     rows, judgments_sha = load_label_rows(judgments)
     validation = validate(rows)
     qrels = build_qrels(rows)
@@ -441,8 +441,8 @@ def eval_(
             raise UsageError("--modes does not apply to run files: each --run-file is a system")
         systems = [(url, _make_retriever(backend, url_template=None, method=method, body_template=None,
                                           results_path="", id_field=id_field, score_field=score_field, header_env=[],
-                                          command=None, python_target=None, timeout=timeout,
-                                          concurrency=concurrency, run_file=url), "") for url in run_file]
+                                          command=None, python_target=None, timeout=timeout, run_file=url), "")
+                   for url in run_file]
     else:
         missing = sorted(set(qrels.grades) - set(texts))
         if missing:

@@ -118,18 +118,22 @@ def _fill_json(node: Any, query: Query) -> Any:
 class HttpRetriever:
     """GET or POST a URL template; ``{query}``, ``{query_id}``, ``{k}``, ``{mode}`` are URL-encoded
     in the URL and filled verbatim into a JSON body template. ``headers_from_env`` maps header
-    names to environment variables, read when the retriever is made."""
+    names to environment variables, read when the retriever is made.
+
+    Each worker thread keeps one persistent HTTP/1.1 connection (the standard library's
+    http.client): a fraction of a general client's cost per call, which matters when the
+    retriever answers in milliseconds. A broken connection is reopened on the next call."""
 
     def __init__(self, url_template: str, *, method: str = "GET", body_template: str | None = None,
                  results_path: str = "", id_field: str = "id", score_field: str | None = "score",
-                 headers_from_env: Mapping[str, str] | None = None, timeout: float = 10.0,
-                 concurrency: int = 16) -> None:
-        import httpx
+                 headers_from_env: Mapping[str, str] | None = None, timeout: float = 10.0) -> None:
+        import threading
 
         method = method.upper()
         if method not in ("GET", "POST"):
             raise UsageError(f"--method: GET or POST, got {method}")
-        if not url_template.startswith(("http://", "https://")):
+        parts = urllib.parse.urlsplit(url_template)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
             raise UsageError(f"--url-template: an http:// or https:// URL, got {url_template}")
         self.body = None
         if body_template is not None:
@@ -137,48 +141,73 @@ class HttpRetriever:
                 self.body = json.loads(body_template)
             except json.JSONDecodeError as error:
                 raise UsageError(f"--body-template: not JSON ({error.msg})") from None
-        headers = {}
+        headers = {"Accept": "application/json", "User-Agent": "goldkeeper"}
         for name, variable in (headers_from_env or {}).items():
             if variable not in os.environ:
                 raise UsageError(f"--header-env {name}={variable}: the environment variable {variable} is not set")
             headers[name] = os.environ[variable]
-        self.url_template, self.method = url_template, method
+        self.url_template, self.method, self.timeout = url_template, method, timeout
+        self.scheme, self.host, self.port = parts.scheme, parts.hostname, parts.port
         self.results_path, self.id_field, self.score_field = results_path, id_field, score_field
-        self.header_names = sorted(headers)
-        limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
-        self.client = httpx.Client(headers=headers, timeout=timeout, limits=limits)
+        self.header_names = sorted(set(headers_from_env or {}))
+        self._headers = headers
+        self._local = threading.local()
+        self._opened: list[Any] = []
 
     def identity(self) -> dict[str, Any]:
         return {"backend": "http", "url": self.url_template, "method": self.method, "body": self.body,
                 "results_path": self.results_path, "id_field": self.id_field, "score_field": self.score_field,
                 "headers": self.header_names}
 
+    def _connection(self) -> Any:
+        import http.client
+
+        connection = getattr(self._local, "connection", None)
+        if connection is None:
+            kind = http.client.HTTPSConnection if self.scheme == "https" else http.client.HTTPConnection
+            connection = self._local.connection = kind(self.host, self.port, timeout=self.timeout)
+            self._opened.append(connection)
+        return connection
+
     def search(self, query: Query) -> Hits:
-        import httpx
+        import http.client
 
         url = _fill(self.url_template, query, lambda v: urllib.parse.quote(v, safe=""))
+        parts = urllib.parse.urlsplit(url)
+        target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+        body = None
+        headers = self._headers
+        if self.method == "POST":
+            body = json.dumps(_fill_json(self.body, query) if self.body is not None else None).encode("utf-8")
+            headers = {**headers, "Content-Type": "application/json"}
+        connection = self._connection()
         try:
-            if self.method == "POST":
-                body = _fill_json(self.body, query) if self.body is not None else None
-                response = self.client.post(url, json=body)
-            else:
-                response = self.client.get(url)
-        except httpx.TimeoutException:
+            connection.request(self.method, target, body=body, headers=headers)
+            response = connection.getresponse()
+            data = response.read()
+        except TimeoutError:
+            self._drop(connection)
             raise RetrieverError(f"query {query.query_id}: no answer within the timeout", transient=True) from None
-        except httpx.TransportError as error:
+        except (OSError, http.client.HTTPException) as error:
+            self._drop(connection)
             raise RetrieverError(f"query {query.query_id}: {type(error).__name__}", transient=True) from None
-        if response.status_code >= 400:
-            transient = response.status_code == 429 or response.status_code >= 500
-            raise RetrieverError(f"query {query.query_id}: HTTP {response.status_code}", transient=transient)
+        if response.status >= 400:
+            transient = response.status == 429 or response.status >= 500
+            raise RetrieverError(f"query {query.query_id}: HTTP {response.status}", transient=transient)
         try:
-            payload = response.json()
+            payload = json.loads(data)
         except ValueError:
             raise RetrieverError(f"query {query.query_id}: the response is not JSON "
-                                 f"({response.headers.get('content-type', 'no content type')})") from None
+                                 f"({response.getheader('content-type') or 'no content type'})") from None
         return hits_from_payload(payload, query, self.results_path, self.id_field, self.score_field)
 
+    def _drop(self, connection: Any) -> None:
+        connection.close()
+        self._local.connection = None
+
     def close(self) -> None:
-        self.client.close()
+        for connection in self._opened:
+            connection.close()
 
 
 class CommandRetriever:
