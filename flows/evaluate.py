@@ -15,7 +15,7 @@ from prefect.artifacts import create_link_artifact, create_markdown_artifact, cr
 
 from goldkeeper.core.drift import drift_counts
 from goldkeeper.core.intervals import BootstrapSpec
-from goldkeeper.core.reporting import build_report
+from goldkeeper.core.reporting import apply_error_budget, build_report
 from goldkeeper.core.scoring import score
 from goldkeeper.core.validation import validate
 from goldkeeper.io.snapshots import open_corpus
@@ -52,10 +52,14 @@ def check_corpus(rows: list[dict[str, Any]], corpus_url: str):
 
 
 @task(timeout_seconds=300)
-def assemble_report(result, validation, generated_at: str, gates: list[str], inputs: dict[str, Any], drift=None):
+def assemble_report(result, validation, generated_at: str, gates: list[str], inputs: dict[str, Any], drift=None,
+                    retrieval: dict[str, Any] | None = None):
     counts, corpus = drift if drift is not None else (None, None)
-    return build_report(result, validation, generated_at=generated_at, gates=gates, inputs=inputs,
-                        drift=counts, corpus=corpus)
+    report = build_report(result, validation, generated_at=generated_at, gates=gates, inputs=inputs,
+                          drift=counts, corpus=corpus)
+    if retrieval is not None:
+        report = apply_error_budget(report, retrieval["queries"], retrieval["errors"], retrieval.get("budget", 0.0))
+    return report
 
 
 @task(retries=3, retry_delay_seconds=[1, 5, 20], timeout_seconds=300)
@@ -96,8 +100,10 @@ def evaluate(
     intervals: bool = True,
     generated_at: str | None = None,
     corpus_url: str | None = None,
+    retrieval: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """Score one run of one suite and publish the report; returns the verdict and its URL."""
+    """Score one run of one suite and publish the report; returns the verdict and its URL.
+    ``retrieval`` (from the eval flow: queries, errors, budget) adds the error budget gate."""
     storage_url = storage_url or default_root()
     rows, judgments_sha = load_judgments(judgments_url)
     run, run_sha = load_run(run_url, max(k))
@@ -108,7 +114,7 @@ def evaluate(
     drift = check_corpus(rows, corpus_url) if corpus_url else None
     if corpus_url:
         inputs["corpus"] = {"url": corpus_url}
-    report = assemble_report(result, validation, generated_at or _now(), gates, inputs, drift)
+    report = assemble_report(result, validation, generated_at or _now(), gates, inputs, drift, retrieval)
     report_url = publish(storage_url, suite, report.to_json_dict())
     show(suite, report, report_url)
     print(f"{suite}: {report.verdict.status}; report at {report_url}")

@@ -329,46 +329,6 @@ class Backend(str, Enum):
     python = "python"
 
 
-def _make_retriever(backend: Backend, *, url_template, method, body_template, results_path, id_field, score_field,
-                    header_env, command, python_target, timeout, run_file=None):
-    from goldkeeper.io import retrievers
-
-    field = score_field or None
-    if backend is Backend.http:
-        if not url_template:
-            raise UsageError("--backend http needs --url-template")
-        headers = {}
-        for item in header_env:
-            name, _, variable = item.partition("=")
-            if not name or not variable:
-                raise UsageError(f"--header-env: NAME=ENV_VARIABLE, got {item}")
-            headers[name] = variable
-        return retrievers.HttpRetriever(url_template, method=method, body_template=body_template,
-                                        results_path=results_path, id_field=id_field, score_field=field,
-                                        headers_from_env=headers, timeout=timeout)
-    if backend is Backend.command:
-        if not command:
-            raise UsageError("--backend command needs --command")
-        if command.lstrip().startswith("["):
-            try:
-                argv = json.loads(command)
-            except json.JSONDecodeError as error:
-                raise UsageError(f"--command: a JSON list of arguments, or a command line; {error.msg}") from None
-            if not isinstance(argv, list) or not all(isinstance(a, str) for a in argv):
-                raise UsageError("--command: a JSON list must hold strings only")
-        else:
-            import shlex
-
-            argv = shlex.split(command)  # split before filling, so a query is always one argument
-        return retrievers.CommandRetriever(argv, results_path=results_path, id_field=id_field, score_field=field,
-                                           timeout=timeout)
-    if backend is Backend.python:
-        if not python_target:
-            raise UsageError("--backend python needs --python module:function")
-        return retrievers.PythonRetriever(python_target, id_field=id_field, score_field=field)
-    return retrievers.RunFileRetriever(run_file)
-
-
 @app.command("eval")
 def eval_(
     judgments: Annotated[str, typer.Option("--judgments", "-j", help="Judgments JSONL (with query texts), TREC qrels or BEIR TSV.")],
@@ -402,36 +362,29 @@ def eval_(
     """Call a retriever for every judged query, record the runs, score and gate them.
 
     Exit 0 when every run PASSes (errors within --max-errors included), else 1."""
+    import hashlib
+
+    import orjson
+
     from goldkeeper.core.comparison import compare_scores
     from goldkeeper.core.reporting import apply_error_budget, build_report
-    from goldkeeper.core.runs import dump_run
     from goldkeeper.core.scoring import build_qrels
     from goldkeeper.core.scoring import score as score_run
     from goldkeeper.core.validation import validate
-    from goldkeeper.io.evaluation import run_queries
+    from goldkeeper.io.evaluation import judged_queries, retrieve_run
     from goldkeeper.io.files import write_bytes_atomic
     from goldkeeper.io.loading import load_label_rows
-    from goldkeeper.io.retrievers import Query
-    from goldkeeper.models.run import RunEntry
+    from goldkeeper.io.retrievers import make_retriever
 
     if concurrency < 1 or retries < 0 or timeout <= 0 or (rate is not None and rate <= 0):
         raise UsageError("--concurrency >= 1, --retries >= 0, --timeout > 0 and --rate > 0, please")
     if not 0 <= max_errors <= 1:
         raise UsageError(f"--max-errors: a share from 0 to 1, got {max_errors}")
     gates, ks = _gates_and_cutoffs(gate, k)
-    retriever = None
-    if backend is not Backend.run_file:  # bad options are reported before any input is read
-        retriever = _make_retriever(backend, url_template=url_template, method=method, body_template=body_template,
-                                    results_path=results_path, id_field=id_field, score_field=score_field,
-                                    header_env=header_env, command=command, python_target=python_target,
-                                    timeout=timeout)
-    rows, judgments_sha = load_label_rows(judgments)
-    validation = validate(rows)
-    qrels = build_qrels(rows)
-    texts: dict[str, str] = {}
-    for row in rows:
-        if row.get("query") and row["query_id"] not in texts:
-            texts[row["query_id"]] = row["query"]
+    config = {"backend": backend.value, "url_template": url_template, "method": method,
+              "body_template": body_template, "results_path": results_path, "id_field": id_field,
+              "score_field": score_field, "header_env": header_env, "command": command, "python": python_target,
+              "timeout": timeout}
     if backend is Backend.run_file:
         if not run_file:
             raise UsageError("--backend run-file needs --run-file (repeat it for several systems)")
@@ -439,53 +392,37 @@ def eval_(
             raise UsageError("--run-file: the same file twice; a run is never compared with itself")
         if modes:
             raise UsageError("--modes does not apply to run files: each --run-file is a system")
-        systems = [(url, _make_retriever(backend, url_template=None, method=method, body_template=None,
-                                          results_path="", id_field=id_field, score_field=score_field, header_env=[],
-                                          command=None, python_target=None, timeout=timeout, run_file=url), "")
-                   for url in run_file]
+        systems = [(url, make_retriever({**config, "run_file": url}), "") for url in run_file]
     else:
-        missing = sorted(set(qrels.grades) - set(texts))
-        if missing:
-            raise UsageError(f"{len(missing)} judged queries have no query text (the query field), "
-                             f"e.g. {', '.join(missing[:3])}; a retriever needs the text")
         names = [m.strip() for m in modes.split(",")] if modes else [""]
-        if any(not m for m in names) and modes:
+        if modes and any(not m for m in names):
             raise UsageError(f"--modes: comma-separated names, got {modes}")
         if len(set(names)) != len(names):
             raise UsageError(f"--modes: a mode twice in {modes}; a run is never compared with itself")
+        retriever = make_retriever(config)  # bad options are reported before any input is read
         systems = [(m or backend.value, retriever, m) for m in names]
+    rows, judgments_sha = load_label_rows(judgments)
+    validation = validate(rows)
+    qrels = build_qrels(rows)
+    texts = judged_queries(rows, qrels.grades, need_text=backend is not Backend.run_file)
     generated_at = _generated_at(now)
     os.makedirs(out, exist_ok=True)
-    depth = max(ks)
-    query_ids = sorted(qrels.grades)
     named, reports = [], []
     for name, retriever, mode in systems:
-        queries = [Query(q, texts.get(q, ""), depth, mode) for q in query_ids]
-        with _progress(f"retrieving {name}", len(queries)) as advance:
-            outcomes = run_queries(retriever, queries, concurrency=concurrency, retries=retries, rate=rate,
-                                   cache=cache or os.path.join(out, "cache.jsonl"), progress=advance)
-        retriever.close()
-        entries = [RunEntry(query_id=o.query.query_id, ranking=list(o.hits.ids),
-                            scores=list(o.hits.scores) if o.hits.scores is not None else None)
-                   for o in outcomes if o.hits is not None]
-        errors = [{"query_id": o.query.query_id, "error": o.error, "attempts": o.attempts}
-                  for o in outcomes if o.error is not None]
+        with _progress(f"retrieving {name}", len(texts)) as advance:
+            got = retrieve_run(retriever, name, texts, max(ks), mode, concurrency=concurrency, retries=retries,
+                               rate=rate, cache=cache or os.path.join(out, "cache.jsonl"), progress=advance)
         slug = "".join(c if c.isalnum() or c in "-_." else "-" for c in os.path.basename(name)) or "run"
         run_path = os.path.join(out, f"run-{slug}.jsonl")
-        run_bytes = dump_run(entries).encode("utf-8")
-        write_bytes_atomic(run_path, run_bytes)
+        write_bytes_atomic(run_path, got.run_bytes)
         write_bytes_atomic(os.path.join(out, f"errors-{slug}.jsonl"),
-                           "".join(json.dumps(e, ensure_ascii=False) + "\n" for e in errors).encode("utf-8"))
-        result = score_run(qrels, entries, k=ks, threshold=threshold,
+                           "".join(json.dumps(e, ensure_ascii=False) + "\n" for e in got.errors).encode("utf-8"))
+        result = score_run(qrels, got.entries, k=ks, threshold=threshold,
                            intervals=_bootstrap_spec(intervals, 0.95, 10_000, 0))
-        import hashlib
-
         inputs = {"judgments": {"url": judgments, "sha256": judgments_sha},
-                  "run": {"url": run_path, "sha256": hashlib.sha256(run_bytes).hexdigest(), "system": name}}
+                  "run": {"url": run_path, "sha256": hashlib.sha256(got.run_bytes).hexdigest(), "system": name}}
         built = build_report(result, validation, generated_at=generated_at, gates=gates, inputs=inputs)
-        built = apply_error_budget(built, len(queries), errors, max_errors)
-        import orjson
-
+        built = apply_error_budget(built, got.queries, got.errors, max_errors)
         document = orjson.dumps(built.to_json_dict(), option=orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE)
         write_bytes_atomic(os.path.join(out, f"report-{slug}.json"), document)
         if report and not reports:

@@ -167,3 +167,36 @@ def test_on_reindex_from_chunker_output_snapshots_first(prefect_server, tmp_path
     again = on_reindex(suite="wiki", chunks_url=str(chunks), chunker=corpus["chunker_fingerprint"], storage_url=root)
     assert again["drift"]["valid"] == len(corpus["chunks"]) or again["reanchored"] == 0
     assert {p.name: p.stat().st_mtime_ns for p in manifests[0].parent.iterdir()} == before
+
+
+def retrieve_for_flow(query, k, mode):  # the eval flow's Python retriever in the test below
+    if mode == "down":
+        raise ConnectionError("index offline")
+    return [query.split()[-1], "d-other"]
+
+
+def test_eval_flow_produces_runs_per_mode_and_fails_closed_on_errors(prefect_server, tmp_path):
+    from prefect.client.orchestration import get_client
+    from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterType
+
+    from goldkeeper.flows.eval import eval_retriever
+
+    judgments = tmp_path / "judgments.jsonl"
+    judgments.write_text("".join(json.dumps({"query_id": f"q{i}", "query": f"find d{i}", "doc_uri": f"d{i}",
+                                             "relevance": 1}) + "\n" for i in range(12)))
+    root = f"file://{tmp_path}/store"
+    outcome = eval_retriever(suite="live", judgments_url=str(judgments), modes=["dense", "down"], storage_url=root,
+                             k=[1], gates=["recall@1:0.9"], intervals=False,
+                             retriever={"backend": "python", "python": "tests.flows.test_evaluate:retrieve_for_flow"})
+    assert outcome["dense"]["verdict"] == "PASS"
+    assert outcome["down"]["verdict"] == "FAIL" and any("calls failed" in r or "every retriever call" in r
+                                                        for r in outcome["down"]["reasons"])
+    runs = sorted(p.parent.name for p in (tmp_path / "store" / "runs").glob("*/*.jsonl"))
+    assert runs == ["live-dense", "live-down"]
+    assert (tmp_path / "store" / "cache" / "live.jsonl").read_text().count("\n") == 12  # answers cached
+
+    async def progress():
+        async with get_client() as client:
+            return await client.read_artifacts(artifact_filter=ArtifactFilter(type=ArtifactFilterType(any_=["progress"])))
+    found = asyncio.run(progress())
+    assert found and max(a.data for a in found) == 100.0

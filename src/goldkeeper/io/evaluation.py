@@ -23,7 +23,7 @@ from typing import Any, Protocol
 
 from goldkeeper.io.retrievers import Hits, Query, RetrieverError
 
-__all__ = ["Outcome", "Retriever", "run_queries"]
+__all__ = ["Outcome", "Retrieved", "Retriever", "judged_queries", "retrieve_run", "retrieve_to_storage", "run_queries"]
 
 
 class Retriever(Protocol):
@@ -145,3 +145,79 @@ def run_queries(
     finally:
         store.close()
     return [outcome for outcome in outcomes if outcome is not None]
+
+
+def judged_queries(rows: Sequence[dict[str, Any]], grades: dict[str, Any], need_text: bool) -> dict[str, str]:
+    """Query id -> text for every judged query (the first text a label gives); with
+    ``need_text``, a query without text is a usage error naming some."""
+    from goldkeeper.errors import UsageError
+
+    texts: dict[str, str] = {}
+    for row in rows:
+        if row.get("query") and row["query_id"] not in texts:
+            texts[row["query_id"]] = row["query"]
+    missing = sorted(set(grades) - set(texts))
+    if need_text and missing:
+        raise UsageError(f"{len(missing)} judged queries have no query text (the query field), "
+                         f"e.g. {', '.join(missing[:3])}; a retriever needs the text")
+    return {q: texts.get(q, "") for q in sorted(grades)}
+
+
+@dataclass
+class Retrieved:
+    """One system's run as answered: entries for the queries that succeeded, errors for the rest."""
+
+    name: str
+    entries: list[Any]
+    errors: list[dict[str, Any]]
+    queries: int
+    run_bytes: bytes
+
+
+def retrieve_run(
+    retriever: Retriever, name: str, texts: dict[str, str], depth: int, mode: str = "", *,
+    concurrency: int = 16, retries: int = 3, rate: float | None = None, cache: str | None = None,
+    progress: Callable[[int], None] | None = None,
+) -> Retrieved:
+    """Ask ``retriever`` every query (``texts``, in id order) for its top ``depth``; the run as
+    entries and canonical run JSONL bytes, and the errors."""
+    from goldkeeper.core.runs import dump_run
+    from goldkeeper.models.run import RunEntry
+
+    queries = [Query(query_id, text, depth, mode) for query_id, text in texts.items()]
+    try:
+        outcomes = run_queries(retriever, queries, concurrency=concurrency, retries=retries, rate=rate,
+                               cache=cache, progress=progress)
+    finally:
+        retriever.close()
+    entries = [RunEntry(query_id=o.query.query_id, ranking=list(o.hits.ids),
+                        scores=list(o.hits.scores) if o.hits.scores is not None else None)
+               for o in outcomes if o.hits is not None]
+    errors = [{"query_id": o.query.query_id, "error": o.error, "attempts": o.attempts}
+              for o in outcomes if o.error is not None]
+    return Retrieved(name, entries, errors, len(queries), dump_run(entries).encode("utf-8"))
+
+
+def retrieve_to_storage(
+    config: dict[str, Any], judgments_url: str, run_url: str, depth: int, mode: str = "", *,
+    concurrency: int = 16, retries: int = 3, rate: float | None = None, cache: str | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> dict[str, Any]:
+    """The flows' retrieval step: read the judged queries, ask the retriever made from
+    ``config``, write the run to ``run_url`` (atomically); its URL, sha256, query count and
+    errors. ``progress(done, total)`` is called as answers arrive."""
+    from goldkeeper.core.scoring import build_qrels
+    from goldkeeper.io.files import write_bytes_atomic
+    from goldkeeper.io.loading import load_label_rows
+    from goldkeeper.io.retrievers import make_retriever
+
+    retriever = make_retriever(config)
+    rows, _ = load_label_rows(judgments_url)
+    texts = judged_queries(rows, build_qrels(rows).grades, need_text=config.get("backend") != "run-file")
+    total = len(texts)
+    got = retrieve_run(retriever, mode or str(config.get("backend")), texts, depth, mode, concurrency=concurrency,
+                       retries=retries, rate=rate, cache=cache,
+                       progress=None if progress is None else (lambda done: progress(done, total)))
+    write_bytes_atomic(run_url, got.run_bytes)
+    return {"run_url": run_url, "sha256": hashlib.sha256(got.run_bytes).hexdigest(), "queries": got.queries,
+            "errors": got.errors}

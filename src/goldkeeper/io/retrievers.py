@@ -21,6 +21,7 @@ from typing import Any
 from goldkeeper.errors import UsageError
 
 __all__ = [
+    "BACKENDS",
     "CommandRetriever",
     "Hits",
     "HttpRetriever",
@@ -29,7 +30,10 @@ __all__ = [
     "RetrieverError",
     "RunFileRetriever",
     "hits_from_payload",
+    "make_retriever",
 ]
+
+BACKENDS = ("http", "command", "run-file", "python")
 
 
 @dataclass(frozen=True)
@@ -305,3 +309,52 @@ class RunFileRetriever:
 
     def close(self) -> None:
         pass
+
+
+def make_retriever(config: Mapping[str, Any]) -> Any:
+    """A retriever from a plain configuration (what the CLI's flags and a flow's parameters
+    carry): ``backend`` plus that backend's options. Header values never appear in it, only
+    the names of the environment variables that hold them (``header_env``)."""
+    backend = config.get("backend", "http")
+    fields = {"results_path": config.get("results_path", ""), "id_field": config.get("id_field", "id"),
+              "score_field": config.get("score_field", "score") or None}
+    timeout = float(config.get("timeout", 10.0))
+    if backend == "http":
+        if not config.get("url_template"):
+            raise UsageError("--backend http needs --url-template")
+        headers = {}
+        for item in config.get("header_env", []):
+            name, _, variable = item.partition("=")
+            if not name or not variable:
+                raise UsageError(f"--header-env: NAME=ENV_VARIABLE, got {item}")
+            headers[name] = variable
+        return HttpRetriever(config["url_template"], method=config.get("method", "GET"),
+                             body_template=config.get("body_template"), headers_from_env=headers, timeout=timeout,
+                             **fields)
+    if backend == "command":
+        command = config.get("command")
+        if not command:
+            raise UsageError("--backend command needs --command")
+        if isinstance(command, list):
+            argv = command
+        elif command.lstrip().startswith("["):
+            try:
+                argv = json.loads(command)
+            except json.JSONDecodeError as error:
+                raise UsageError(f"--command: a JSON list of arguments, or a command line; {error.msg}") from None
+        else:
+            import shlex
+
+            argv = shlex.split(command)  # split before filling, so a query is always one argument
+        if not isinstance(argv, list) or not all(isinstance(a, str) for a in argv):
+            raise UsageError("--command: a JSON list must hold strings only")
+        return CommandRetriever(argv, timeout=timeout, **fields)
+    if backend == "python":
+        if not config.get("python"):
+            raise UsageError("--backend python needs --python module:function")
+        return PythonRetriever(config["python"], id_field=fields["id_field"], score_field=fields["score_field"])
+    if backend == "run-file":
+        if not config.get("run_file"):
+            raise UsageError("--backend run-file needs --run-file")
+        return RunFileRetriever(config["run_file"])
+    raise UsageError(f"--backend: one of {', '.join(BACKENDS)}, got {backend}")
