@@ -871,6 +871,13 @@ def queue_apply(
                      f"still unanswered; judgments in {out or judgments}\n")
 
 
+def _quiet_prefect() -> None:
+    """Nothing leaves the machine from goldkeeper's own commands: Prefect's telemetry and the
+    server's analytics are off unless the user turned them on explicitly."""
+    os.environ.setdefault("DO_NOT_TRACK", "1")
+    os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
+
+
 @app.command()
 def demo(
     storage: Annotated[Optional[str], typer.Option("--storage", help="Storage root URL (default: ./.goldkeeper).")] = None,
@@ -879,6 +886,7 @@ def demo(
     is configured), and publish the report to local storage."""
     from importlib import resources
 
+    _quiet_prefect()
     from goldkeeper.flows.evaluate import evaluate
 
     examples = resources.files("goldkeeper.examples")

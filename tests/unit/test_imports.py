@@ -77,3 +77,15 @@ def test_public_api_is_sorted_and_complete():
                  "CorpusSnapshot", "Report"):
         assert name in goldkeeper.__all__
         assert getattr(goldkeeper, name) is not None
+
+
+def test_flow_commands_turn_prefect_telemetry_off_unless_the_user_chose(monkeypatch):
+    from goldkeeper.cli import _quiet_prefect
+
+    monkeypatch.delenv("DO_NOT_TRACK", raising=False)
+    monkeypatch.setenv("PREFECT_SERVER_ANALYTICS_ENABLED", "true")  # an explicit choice is kept
+    _quiet_prefect()
+    import os
+
+    assert os.environ["DO_NOT_TRACK"] == "1"
+    assert os.environ["PREFECT_SERVER_ANALYTICS_ENABLED"] == "true"
