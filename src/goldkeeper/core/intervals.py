@@ -95,9 +95,8 @@ def _resampled_means(values: np.ndarray, resamples: int, seed: int) -> np.ndarra
             for j in range(m):
                 out[start:start + rows, j] = values[picks, j].sum(axis=1)
             continue
-        flat = picks.astype(np.int64)
-        flat += (np.arange(rows, dtype=np.int64) * n)[:, None]
-        counts = np.bincount(flat.ravel(), minlength=rows * n).reshape(rows, n)
+        picks += (np.arange(rows, dtype=index) * n)[:, None]  # rows * n <= _CHUNK_CELLS: no overflow
+        counts = np.bincount(picks.ravel(), minlength=rows * n).reshape(rows, n)
         out[start:start + rows] = counts @ values
     return out / n
 
