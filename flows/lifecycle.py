@@ -31,7 +31,21 @@ from goldkeeper.io.storage import (
 
 from goldkeeper.flows.evaluate import _now, evaluate
 
-__all__ = ["on_reindex", "snapshot_corpus"]
+__all__ = ["REINDEX_EVENT", "REINDEX_MATCH", "REINDEX_PARAMETERS", "on_reindex", "snapshot_corpus"]
+
+#: What an indexing pipeline emits after a re-index (``goldkeeper emit-reindex`` does it too),
+#: about the resource ``goldkeeper.corpus.<name>``.
+REINDEX_EVENT = "goldkeeper.corpus.reindexed"
+REINDEX_MATCH = {"prefect.resource.id": "goldkeeper.corpus.*"}
+#: The on_reindex parameters, templated from the event (Prefect's Jinja). Every key has a
+#: default, so a missing one never silently drops the run: the suite falls back to the
+#: corpus name, and missing URLs arrive as None, which on_reindex refuses with a message.
+REINDEX_PARAMETERS = {
+    "suite": "{{ event.resource['goldkeeper.suite'] | default(event.resource.id | replace('goldkeeper.corpus.', ''), true) }}",
+    "corpus_url": "{{ event.resource['goldkeeper.snapshot_url'] | default(none, true) }}",
+    "chunks_url": "{{ event.resource['goldkeeper.chunks_url'] | default(none, true) }}",
+    "chunker": "{{ event.resource['goldkeeper.chunker'] | default(none, true) }}",
+}
 
 
 @task(retries=2, retry_delay_seconds=[2, 10], timeout_seconds=600)

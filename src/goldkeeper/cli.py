@@ -878,6 +878,73 @@ def _quiet_prefect() -> None:
     os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
 
 
+@app.command("emit-reindex")
+def emit_reindex(
+    corpus: Annotated[str, typer.Argument(help="The corpus name: the event is about goldkeeper.corpus.<name>.")],
+    suite: Annotated[Optional[str], typer.Option("--suite", help="The suite to run (default: the corpus name).")] = None,
+    snapshot_url: Annotated[Optional[str], typer.Option("--snapshot-url", help="The new snapshot (corpus.json or a sharded directory).")] = None,
+    chunks_url: Annotated[Optional[str], typer.Option("--chunks-url", help="Or chunker output to snapshot first...")] = None,
+    chunker: Annotated[Optional[str], typer.Option("--chunker", help="...with its chunker fingerprint.")] = None,
+    payload: Annotated[Optional[str], typer.Option("--payload", help="Extra JSON object for the event's payload.")] = None,
+) -> None:
+    """Emit goldkeeper.corpus.reindexed to the configured Prefect server, for indexers that do
+    not use Prefect's SDK; a served or deployed on-reindex runs on it."""
+    if not corpus or any(c.isspace() for c in corpus):
+        raise UsageError(f"corpus: a name without spaces, got '{corpus}'")
+    extra: dict[str, Any] = {}
+    if payload:
+        try:
+            extra = json.loads(payload)
+        except json.JSONDecodeError as error:
+            raise UsageError(f"--payload: not JSON ({error.msg})") from None
+        if not isinstance(extra, dict):
+            raise UsageError("--payload: a JSON object")
+    if not snapshot_url and not (chunks_url and chunker):
+        raise UsageError("give --snapshot-url, or --chunks-url and --chunker")
+    _quiet_prefect()
+    from prefect.events import emit_event
+    from prefect.settings import PREFECT_API_URL
+
+    from goldkeeper.flows.lifecycle import REINDEX_EVENT
+
+    if not PREFECT_API_URL.value():
+        raise UsageError("no Prefect server is configured: set PREFECT_API_URL (the event would go nowhere)")
+    resource = {"prefect.resource.id": f"goldkeeper.corpus.{corpus}"}
+    for key, value in (("goldkeeper.suite", suite), ("goldkeeper.snapshot_url", snapshot_url),
+                       ("goldkeeper.chunks_url", chunks_url), ("goldkeeper.chunker", chunker)):
+        if value:
+            resource[key] = value
+    from prefect.events.worker import EventsWorker
+
+    event = emit_event(REINDEX_EVENT, resource=resource, payload=extra)
+    if event is None:
+        raise GoldkeeperError("Prefect did not accept the event")
+    EventsWorker.drain_all()  # sent before this process exits
+    sys.stdout.write(f"emitted {REINDEX_EVENT} {event.id} about {resource['prefect.resource.id']}\n")
+
+
+@app.command()
+def serve(
+    storage: Annotated[Optional[str], typer.Option("--storage", help="Storage root URL for the flows (default: ./.goldkeeper).")] = None,
+    k: Annotated[list[str], typer.Option("-k", "--k", help="Cutoffs for the runs the lifecycle scores.")] = [],  # noqa: B006
+) -> None:
+    """Serve goldkeeper's deployments from this process: on-reindex, run by every
+    goldkeeper.corpus.reindexed event. For single-box users without a work pool."""
+    _quiet_prefect()
+    from prefect import serve as prefect_serve
+    from prefect.events import DeploymentEventTrigger
+
+    from goldkeeper.flows.lifecycle import REINDEX_EVENT, REINDEX_MATCH, REINDEX_PARAMETERS, on_reindex
+    from goldkeeper.io.storage import default_root
+
+    trigger = DeploymentEventTrigger(expect={REINDEX_EVENT}, match=REINDEX_MATCH, parameters=REINDEX_PARAMETERS)
+    deployment = on_reindex.to_deployment(
+        name="on-reindex", triggers=[trigger],
+        parameters={"storage_url": storage or default_root(), "k": _cutoffs(k) if k else [10]},
+    )
+    prefect_serve(deployment, print_starting_message=True)
+
+
 @app.command()
 def demo(
     storage: Annotated[Optional[str], typer.Option("--storage", help="Storage root URL (default: ./.goldkeeper).")] = None,

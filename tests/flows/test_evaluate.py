@@ -200,3 +200,61 @@ def test_eval_flow_produces_runs_per_mode_and_fails_closed_on_errors(prefect_ser
             return await client.read_artifacts(artifact_filter=ArtifactFilter(type=ArtifactFilterType(any_=["progress"])))
     found = asyncio.run(progress())
     assert found and max(a.data for a in found) == 100.0
+
+
+def _event(resource):
+    import datetime
+    import uuid
+
+    from prefect.server.events.schemas.events import ReceivedEvent
+
+    return ReceivedEvent(occurred=datetime.datetime.now(datetime.timezone.utc), event="goldkeeper.corpus.reindexed",
+                         resource=resource, id=uuid.uuid4())
+
+
+def test_the_reindex_trigger_renders_with_prefects_own_renderer_and_never_drops_a_key():
+    """Server-less: the yaml's trigger equals the code's, Prefect's hydration renders it, a
+    missing key falls back to its default, and an event about another resource starts nothing."""
+    import copy
+
+    import yaml
+    from prefect.server.events.actions import RunDeployment
+    from prefect.server.events.schemas.automations import EventTrigger
+    from prefect.utilities.schema_tools.hydration import HydrationContext, hydrate
+
+    from goldkeeper.flows.lifecycle import REINDEX_EVENT, REINDEX_MATCH, REINDEX_PARAMETERS
+
+    spec = yaml.safe_load((FIXTURES.parents[1] / "deployments" / "prefect.yaml").read_text())
+    (trigger,) = next(d for d in spec["deployments"] if d["name"] == "on-reindex")["triggers"]
+    assert trigger["parameters"] == REINDEX_PARAMETERS and trigger["match"] == REINDEX_MATCH
+    assert trigger["expect"] == [REINDEX_EVENT]
+
+    def render(resource):
+        parameters = copy.deepcopy(REINDEX_PARAMETERS)
+        RunDeployment._upgrade_v1_templates(parameters)
+        return hydrate(parameters, HydrationContext(raise_on_error=True, render_jinja=True,
+                                                    jinja_context={"event": _event(resource)}))
+
+    full = render({"prefect.resource.id": "goldkeeper.corpus.wiki", "goldkeeper.suite": "wiki-qa",
+                   "goldkeeper.snapshot_url": "s3://b/snap/manifest.json"})
+    assert full == {"suite": "wiki-qa", "corpus_url": "s3://b/snap/manifest.json", "chunks_url": None, "chunker": None}
+    bare = render({"prefect.resource.id": "goldkeeper.corpus.wiki"})
+    assert bare == {"suite": "wiki", "corpus_url": None, "chunks_url": None, "chunker": None}
+    covering = EventTrigger(expect={REINDEX_EVENT}, match=REINDEX_MATCH, posture="Reactive", threshold=1)
+    assert covering.covers(_event({"prefect.resource.id": "goldkeeper.corpus.wiki"}))
+    assert not covering.covers(_event({"prefect.resource.id": "other.corpus.wiki"}))
+
+
+def test_on_reindex_refuses_a_rendered_event_without_a_snapshot(prefect_server, tmp_path):
+    from goldkeeper.flows.lifecycle import on_reindex
+
+    with pytest.raises(ValueError, match="give corpus_url, or chunks_url and chunker"):
+        on_reindex(suite="wiki", corpus_url=None, chunks_url=None, chunker=None, storage_url=f"file://{tmp_path}")
+
+
+def test_emit_reindex_refuses_without_a_target_or_a_server(tmp_path, monkeypatch):
+    missing = run_cli("emit-reindex", "wiki")
+    assert missing.code == 2 and "--snapshot-url" in missing.stderr
+    monkeypatch.setenv("PREFECT_API_URL", "")
+    nowhere = run_cli("emit-reindex", "wiki", "--snapshot-url", "s3://b/s")
+    assert nowhere.code == 2 and "PREFECT_API_URL" in nowhere.stderr
