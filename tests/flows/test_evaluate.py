@@ -142,7 +142,7 @@ def test_deployments_point_at_real_flows():
         required = set(target.parameters.required or [])
         assert required <= given, (deployment["name"], required - given)
         names.add(deployment["name"])
-    assert names == {"on-reindex", "evaluate-nightly"}
+    assert names == {"on-reindex", "evaluate-nightly", "rejudge"}
 
 
 def test_on_reindex_from_chunker_output_snapshots_first(prefect_server, tmp_path):
@@ -258,3 +258,58 @@ def test_emit_reindex_refuses_without_a_target_or_a_server(tmp_path, monkeypatch
     monkeypatch.setenv("PREFECT_API_URL", "")
     nowhere = run_cli("emit-reindex", "wiki", "--snapshot-url", "s3://b/s")
     assert nowhere.code == 2 and "PREFECT_API_URL" in nowhere.stderr
+
+
+def test_rejudge_pauses_for_a_form_refuses_invalid_answers_and_writes_a_new_version(prefect_server, tmp_path):
+    import threading
+    import time
+
+    from prefect.client.orchestration import get_client
+    from prefect.client.schemas.filters import FlowFilter, FlowFilterName
+    from prefect.flow_runs import resume_flow_run
+
+    import goldkeeper
+    from goldkeeper.core.drift import classify, parse_corpus, rejudgment_queue
+    from goldkeeper.flows.rejudge import rejudge
+    from goldkeeper.io.storage import publish_queue, read_current_judgments, write_judgments_version
+
+    case = FIXTURES / "drift"
+    root = f"file://{tmp_path}/store"
+    write_judgments_version(root, "drifted", (case / "judgments.jsonl").read_bytes(), None)
+    labels = goldkeeper.parse_judgments((case / "judgments.jsonl").read_bytes())
+    corpus = parse_corpus((case / "corpus.json").read_bytes())
+    items = rejudgment_queue(labels, classify(labels, corpus), corpus)
+    publish_queue(root, "drifted", items, "2026-11-29T00:00:00Z")
+    split = next(i for i in items if i["status"] == "SPLIT")
+
+    outcome = {}
+    worker = threading.Thread(target=lambda: outcome.update(rejudge(
+        suite="drifted", corpus_url=str(case / "corpus.json"), storage_url=root, poll_interval=1, timeout=300)))
+    worker.start()
+
+    async def paused():
+        async with get_client() as client:
+            runs = await client.read_flow_runs(flow_filter=FlowFilter(name=FlowFilterName(any_=["goldkeeper-rejudge"])))
+            return [r for r in runs if r.state and r.state.is_paused()]
+    deadline = time.monotonic() + 120
+    while not (found := asyncio.run(paused())) and time.monotonic() < deadline:
+        time.sleep(0.5)
+    assert found, "the rejudge flow never paused"
+    run_id = found[0].id
+    answers = {"reviewer": "ana"}
+    for n, item in enumerate(items):
+        answers[f"item_{n}_chunk"] = item["candidates"][0]["chunk_id"] if item is split else "none"
+        answers[f"item_{n}_relevance"] = 2 if item is split else 0
+    with pytest.raises(RuntimeError, match="Cannot resume"):
+        resume_flow_run(run_id, run_input={**answers, "item_0_chunk": "c1:not-a-candidate"})
+    with pytest.raises(RuntimeError, match="Cannot resume"):
+        resume_flow_run(run_id, run_input={**answers, "reviewer": "two words"})
+    assert asyncio.run(paused()), "an invalid answer must leave the run paused"
+    resume_flow_run(run_id, run_input=answers)
+    worker.join(120)
+    assert outcome["replaced"] == 1 and outcome["removed"] == len(items) - 1
+    data, _ = read_current_judgments(root, "drifted")
+    rejudged = [json.loads(line) for line in data.decode().splitlines() if "rejudged_from" in line]
+    assert len(rejudged) == 1 and rejudged[0]["labeled_by"] == "human:ana" and rejudged[0]["relevance"] == 2
+    assert rejudged[0]["chunk_id"] == split["candidates"][0]["chunk_id"] and rejudged[0]["labeled_at"].endswith("Z")
+    assert _artifacts(["goldkeeper-drifted-rejudge"])

@@ -28,6 +28,7 @@ __all__ = [
     "publish_sharded_snapshot",
     "read_current_judgments",
     "read_history",
+    "read_latest_queue",
     "suite_slug",
     "write_judgments_version",
 ]
@@ -107,6 +108,22 @@ def publish_queue(root: str, suite: str, items: list[dict[str, Any]], generated_
     url = _join(root, "queue", suite_slug(suite), f"{_stamp(generated_at)}.jsonl")
     _write(url, "".join(json.dumps(i, ensure_ascii=False, separators=(",", ":")) + "\n" for i in items).encode("utf-8"))
     return url
+
+
+def read_latest_queue(root: str, suite: str) -> tuple[str, list[dict[str, Any]]]:
+    """The suite's newest re-judgment queue (queue/<suite>/<time>.jsonl) and its items."""
+    import fsspec
+
+    directory = _join(root, "queue", suite_slug(suite))
+    try:
+        fs, path = fsspec.core.url_to_fs(directory)
+        names = sorted(p for p in fs.ls(path, detail=False) if p.endswith(".jsonl"))
+    except (FileNotFoundError, OSError):
+        names = []
+    if not names:
+        raise StorageError(directory, "holds no re-judgment queue", hint="run on_reindex or drift --queue first")
+    url = _join(directory, names[-1].rsplit("/", 1)[-1])
+    return url, [json.loads(line) for line in read_bytes(url).decode("utf-8").splitlines() if line.strip()]
 
 
 def current_judgments_url(root: str, suite: str) -> str:
