@@ -20,7 +20,7 @@ from goldkeeper.core.scoring import score
 from goldkeeper.core.validation import validate
 from goldkeeper.io.snapshots import open_corpus
 from goldkeeper.io.loading import load_label_rows, load_run_prefixes
-from goldkeeper.io.storage import default_root, publish_report, suite_slug
+from goldkeeper.io.storage import content_sha256, default_root, evaluation_key, find_evaluation, publish_report, suite_slug
 from goldkeeper.render import report_markdown
 
 __all__ = ["evaluate"]
@@ -63,8 +63,18 @@ def assemble_report(result, validation, generated_at: str, gates: list[str], inp
 
 
 @task(retries=3, retry_delay_seconds=[1, 5, 20], timeout_seconds=300)
-def publish(storage_url: str, suite: str, report: dict[str, Any]) -> str:
-    return publish_report(storage_url, suite, report)
+def publish(storage_url: str, suite: str, report: dict[str, Any], key: str | None = None) -> str:
+    return publish_report(storage_url, suite, report, key)
+
+
+@task(retries=2, retry_delay_seconds=[2, 10], timeout_seconds=900)
+def content_hash(url: str) -> str:
+    return content_sha256(url)
+
+
+@task(retries=2, retry_delay_seconds=[2, 10], timeout_seconds=300)
+def already_evaluated(storage_url: str, suite: str, key: str) -> dict[str, Any] | None:
+    return find_evaluation(storage_url, suite, key)
 
 
 @task(timeout_seconds=120)
@@ -105,6 +115,17 @@ def evaluate(
     """Score one run of one suite and publish the report; returns the verdict and its URL.
     ``retrieval`` (from the eval flow: queries, errors, budget) adds the error budget gate."""
     storage_url = storage_url or default_root()
+    # Keyed by the inputs' content: the same judgments, run, corpus and settings again (a
+    # repeated event, a retried schedule) find the published report and do no work twice.
+    key = evaluation_key(judgments=content_hash(judgments_url), run=content_hash(run_url),
+                         corpus=content_hash(corpus_url) if corpus_url else None, k=k, threshold=threshold,
+                         gates=gates, intervals=intervals, retrieval=retrieval)
+    found = already_evaluated(storage_url, suite, key)
+    if found is not None:
+        print(f"{suite}: these inputs were evaluated already ({found['time']}): {found['verdict']}; "
+              f"report at {found['report']}")
+        return {"verdict": found["verdict"], "report_url": found["report"], "reasons": found.get("reasons", []),
+                "cached": True}
     rows, judgments_sha = load_judgments(judgments_url)
     run, run_sha = load_run(run_url, max(k))
     validation = check_judgments(rows)
@@ -115,7 +136,8 @@ def evaluate(
     if corpus_url:
         inputs["corpus"] = {"url": corpus_url}
     report = assemble_report(result, validation, generated_at or _now(), gates, inputs, drift, retrieval)
-    report_url = publish(storage_url, suite, report.to_json_dict())
+    report_url = publish(storage_url, suite, report.to_json_dict(), key)
     show(suite, report, report_url)
     print(f"{suite}: {report.verdict.status}; report at {report_url}")
-    return {"verdict": report.verdict.status, "report_url": report_url, "reasons": report.verdict.reasons}
+    return {"verdict": report.verdict.status, "report_url": report_url, "reasons": report.verdict.reasons,
+            "cached": False}

@@ -58,17 +58,28 @@ def test_evaluate_publishes_report_history_and_artifacts(prefect_server, tmp_pat
     assert outcome["report_url"] in str(found["goldkeeper-basic-suite-report"].data)
 
 
-def test_a_second_evaluation_appends_to_history(prefect_server, tmp_path):
+def test_the_same_inputs_are_evaluated_once_and_new_inputs_append_to_history(prefect_server, tmp_path):
     from goldkeeper.flows.evaluate import evaluate
 
     root = f"file://{tmp_path}/store"
     case = FIXTURES / "no-positives"
-    for stamp in ("2026-11-29T12:00:00Z", "2026-11-30T12:00:00Z"):
-        evaluate(suite="np", judgments_url=str(case / "judgments.jsonl"), run_url=str(case / "run.jsonl"),
-                 storage_url=root, k=[3], generated_at=stamp)
+    run = tmp_path / "run.jsonl"
+    run.write_bytes((case / "run.jsonl").read_bytes())
+    first = evaluate(suite="np", judgments_url=str(case / "judgments.jsonl"), run_url=str(run), storage_url=root,
+                     k=[3], generated_at="2026-11-29T12:00:00Z")
+    again = evaluate(suite="np", judgments_url=str(case / "judgments.jsonl"), run_url=str(run), storage_url=root,
+                     k=[3], generated_at="2026-11-30T12:00:00Z")
+    assert again["cached"] and again["report_url"] == first["report_url"] and again["verdict"] == first["verdict"]
+    run.write_bytes(run.read_bytes().replace(b"\n", b"\n\n", 1))  # other bytes: a new evaluation
+    third = evaluate(suite="np", judgments_url=str(case / "judgments.jsonl"), run_url=str(run), storage_url=root,
+                     k=[3], generated_at="2026-11-30T12:00:00Z")
+    assert not third["cached"]
     history = [json.loads(line) for line in (tmp_path / "store" / "history" / "np.jsonl").read_text().splitlines()]
     assert [h["time"] for h in history] == ["2026-11-29T12:00:00Z", "2026-11-30T12:00:00Z"]
     assert len(list((tmp_path / "store" / "reports" / "np").iterdir())) == 2
+    other_k = evaluate(suite="np", judgments_url=str(case / "judgments.jsonl"), run_url=str(run), storage_url=root,
+                       k=[5], generated_at="2026-12-01T12:00:00Z")
+    assert not other_k["cached"]  # settings are part of the key
 
 
 @pytest.mark.slow

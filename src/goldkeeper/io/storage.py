@@ -21,7 +21,10 @@ from goldkeeper.errors import StorageError, UsageError
 from goldkeeper.io.files import is_local, local_path, read_bytes, write_bytes_atomic
 
 __all__ = [
+    "content_sha256",
     "current_judgments_url",
+    "evaluation_key",
+    "find_evaluation",
     "default_root",
     "publish_queue",
     "publish_report",
@@ -75,8 +78,39 @@ def read_history(root: str, suite: str) -> list[dict[str, Any]]:
     return [json.loads(line) for line in data.decode("utf-8").splitlines() if line.strip()]
 
 
-def publish_report(root: str, suite: str, report: dict[str, Any]) -> str:
-    """Write the report under reports/ and append its summary line to history/; its URL."""
+def content_sha256(url: str) -> str:
+    """sha256 of a file's bytes, streamed; for a sharded snapshot (a directory or its
+    manifest.json), of the manifest, which holds every shard's sha256."""
+    from goldkeeper.io.files import iter_blocks
+    from goldkeeper.io.snapshots import MANIFEST, _is_dir
+
+    if url != "-" and _is_dir(url):
+        url = _join(url, MANIFEST)
+    digest = hashlib.sha256()
+    for block in iter_blocks(url):
+        digest.update(block)
+    return digest.hexdigest()
+
+
+def evaluation_key(**parts: Any) -> str:
+    """The cache key of an evaluation: the sha256 of its inputs' content hashes and settings."""
+    from goldkeeper._version import __version__
+
+    blob = json.dumps({**parts, "goldkeeper": __version__}, sort_keys=True, ensure_ascii=False, default=str)
+    return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+
+def find_evaluation(root: str, suite: str, key: str) -> dict[str, Any] | None:
+    """The history line of an evaluation already published under ``key``, if any."""
+    for line in reversed(read_history(root, suite)):
+        if line.get("key") == key:
+            return line
+    return None
+
+
+def publish_report(root: str, suite: str, report: dict[str, Any], key: str | None = None) -> str:
+    """Write the report under reports/ and append its summary line to history/ (with the
+    evaluation's cache ``key``); its URL."""
     slug = suite_slug(suite)
     body = (json.dumps(report, ensure_ascii=False, indent=2) + "\n").encode("utf-8")
     digest = hashlib.sha256(body).hexdigest()
@@ -89,8 +123,11 @@ def publish_report(root: str, suite: str, report: dict[str, Any]) -> str:
         "run_sha256": report.get("inputs", {}).get("run", {}).get("sha256"),
         "metrics": {name: {k: v for k, v in m.items() if k in ("value", "ci")} for name, m in report["metrics"].items()},
         "verdict": report["verdict"]["status"],
+        "reasons": report["verdict"].get("reasons", []),
         "report": url,
     }
+    if key is not None:
+        line["key"] = key
     history = _join(root, "history", f"{slug}.jsonl")
     try:
         existing = read_bytes(history)
