@@ -324,3 +324,26 @@ def test_rejudge_pauses_for_a_form_refuses_invalid_answers_and_writes_a_new_vers
     assert len(rejudged) == 1 and rejudged[0]["labeled_by"] == "human:ana" and rejudged[0]["relevance"] == 2
     assert rejudged[0]["chunk_id"] == split["candidates"][0]["chunk_id"] and rejudged[0]["labeled_at"].endswith("Z")
     assert _artifacts(["goldkeeper-drifted-rejudge"])
+
+
+def test_a_storage_failure_mid_lifecycle_keeps_the_previous_version_and_a_rerun_succeeds(prefect_server, tmp_path):
+    import shutil
+
+    from goldkeeper.errors import StorageError
+    from goldkeeper.flows.lifecycle import on_reindex
+    from goldkeeper.io.storage import write_judgments_version
+
+    root = f"file://{tmp_path}/store"
+    write_judgments_version(root, "wiki", (FIXTURES / "merge" / "judgments.jsonl").read_bytes(), None)
+    suite_dir = tmp_path / "store" / "judgments" / "wiki"
+    before = (suite_dir / "current.jsonl").read_bytes()
+    shutil.move(suite_dir / "versions", tmp_path / "versions-aside")
+    (suite_dir / "versions").write_text("not a directory")  # the fixed version cannot be stored
+    with pytest.raises(StorageError, match="versions/.*cannot be written"):
+        on_reindex(suite="wiki", corpus_url=str(FIXTURES / "merge" / "corpus.json"), storage_url=root)
+    assert (suite_dir / "current.jsonl").read_bytes() == before  # nothing half-written
+    (suite_dir / "versions").unlink()
+    shutil.move(tmp_path / "versions-aside", suite_dir / "versions")
+    outcome = on_reindex(suite="wiki", corpus_url=str(FIXTURES / "merge" / "corpus.json"), storage_url=root)
+    assert outcome["reanchored"] == 3 and outcome["judgments_version"]
+    assert (suite_dir / "current.jsonl").read_bytes() != before

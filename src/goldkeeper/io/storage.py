@@ -61,7 +61,10 @@ def _stamp(generated_at: str) -> str:
 
 def _ensure_parent(url: str) -> None:
     if is_local(url):
-        os.makedirs(os.path.dirname(local_path(url)), exist_ok=True)
+        try:
+            os.makedirs(os.path.dirname(local_path(url)), exist_ok=True)
+        except OSError as error:
+            raise StorageError(url, f"cannot be written: its directory cannot be made ({error.strerror or error})") from None
 
 
 def _write(url: str, data: bytes) -> None:
