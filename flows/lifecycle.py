@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from prefect import flow, task
-from prefect.artifacts import create_markdown_artifact
+from prefect.artifacts import create_markdown_artifact, create_progress_artifact, update_progress_artifact
 
 from goldkeeper.core.drift import classify, fix, rejudgment_queue
 from goldkeeper.core.judgments import dump_judgments, parse_judgments
@@ -77,7 +77,13 @@ def snapshot_corpus(corpus: str, chunks_url: str, chunker: str, storage_url: str
 
 @task(timeout_seconds=1800)
 def check_drift(labels, corpus):
-    return classify(labels, corpus)
+    """Classify, with a progress artifact when the snapshot says how many chunks it holds."""
+    total = (getattr(corpus, "counts", None) or {}).get("chunks")
+    if not total:
+        return classify(labels, corpus)
+    artifact = create_progress_artifact(progress=0.0, description=f"drift: reading {total:,} chunks")
+    return classify(labels, corpus, progress=lambda done: update_progress_artifact(
+        artifact_id=artifact, progress=min(100.0, 100.0 * done / total)))
 
 
 @task(timeout_seconds=900)

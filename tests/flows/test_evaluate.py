@@ -177,6 +177,14 @@ def test_on_reindex_from_chunker_output_snapshots_first(prefect_server, tmp_path
     before = {p.name: p.stat().st_mtime_ns for p in manifests[0].parent.iterdir()}
     again = on_reindex(suite="wiki", chunks_url=str(chunks), chunker=corpus["chunker_fingerprint"], storage_url=root)
     assert again["drift"]["valid"] == len(corpus["chunks"]) or again["reanchored"] == 0
+    from prefect.client.orchestration import get_client
+    from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterType
+
+    async def progress():
+        async with get_client() as client:
+            return await client.read_artifacts(artifact_filter=ArtifactFilter(type=ArtifactFilterType(any_=["progress"])))
+    drift_progress = [a for a in asyncio.run(progress()) if (a.description or "").startswith("drift: reading")]
+    assert drift_progress and all(a.data == 100.0 for a in drift_progress)
     assert {p.name: p.stat().st_mtime_ns for p in manifests[0].parent.iterdir()} == before
 
 
