@@ -927,22 +927,41 @@ def emit_reindex(
 def serve(
     storage: Annotated[Optional[str], typer.Option("--storage", help="Storage root URL for the flows (default: ./.goldkeeper).")] = None,
     k: Annotated[list[str], typer.Option("-k", "--k", help="Cutoffs for the runs the lifecycle scores.")] = [],  # noqa: B006
+    nightly_suite: Annotated[Optional[str], typer.Option("--nightly-suite", help="Score this suite on --cron...")] = None,
+    nightly_judgments: Annotated[Optional[str], typer.Option("--nightly-judgments", help="...these judgments...")] = None,
+    nightly_run: Annotated[Optional[str], typer.Option("--nightly-run", help="...against this run.")] = None,
+    cron: Annotated[str, typer.Option("--cron", help="When the nightly evaluation runs (UTC).")] = "0 3 * * *",
 ) -> None:
-    """Serve goldkeeper's deployments from this process: on-reindex, run by every
-    goldkeeper.corpus.reindexed event. For single-box users without a work pool."""
+    """Serve goldkeeper's deployments from this process, for single-box users without a work
+    pool: on-reindex (run by every goldkeeper.corpus.reindexed event), rejudge and evaluate
+    (run from the UI or `prefect deployment run`), evaluate also on --cron with --nightly-*."""
     _quiet_prefect()
     from prefect import serve as prefect_serve
     from prefect.events import DeploymentEventTrigger
 
+    from goldkeeper.flows.evaluate import evaluate
     from goldkeeper.flows.lifecycle import REINDEX_EVENT, REINDEX_MATCH, REINDEX_PARAMETERS, on_reindex
+    from goldkeeper.flows.rejudge import rejudge
     from goldkeeper.io.storage import default_root
 
+    nightly = (nightly_suite, nightly_judgments, nightly_run)
+    if any(nightly) and not all(nightly):
+        raise UsageError("--nightly-suite, --nightly-judgments and --nightly-run go together")
+    root = storage or default_root()
+    cutoffs = _cutoffs(k) if k else [10]
     trigger = DeploymentEventTrigger(expect={REINDEX_EVENT}, match=REINDEX_MATCH, parameters=REINDEX_PARAMETERS)
-    deployment = on_reindex.to_deployment(
-        name="on-reindex", triggers=[trigger],
-        parameters={"storage_url": storage or default_root(), "k": _cutoffs(k) if k else [10]},
-    )
-    prefect_serve(deployment, print_starting_message=True)
+    deployments = [
+        on_reindex.to_deployment(name="on-reindex", triggers=[trigger], parameters={"storage_url": root, "k": cutoffs}),
+        rejudge.to_deployment(name="rejudge", parameters={"storage_url": root}),
+    ]
+    if all(nightly):
+        deployments.append(evaluate.to_deployment(
+            name="evaluate-nightly", cron=cron,
+            parameters={"suite": nightly_suite, "judgments_url": nightly_judgments, "run_url": nightly_run,
+                        "storage_url": root, "k": cutoffs}))
+    else:
+        deployments.append(evaluate.to_deployment(name="evaluate", parameters={"storage_url": root, "k": cutoffs}))
+    prefect_serve(*deployments, print_starting_message=True)
 
 
 @app.command()

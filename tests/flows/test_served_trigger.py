@@ -126,6 +126,8 @@ def test_emitting_reindex_runs_the_served_lifecycle_with_templated_parameters(se
         assert len(versions) == 2  # the fixed judgments became a new version
         assert "reanchored_from" in (tmp_path / "store" / "judgments" / "wiki-qa" / "current.jsonl").read_text()
         assert _artifact(server, "goldkeeper-wiki-qa-drift")
+        served_names = {d.name for d in _read(server, lambda client: client.read_deployments())}
+        assert served_names == {"on-reindex", "rejudge", "evaluate"}
         queue = list((tmp_path / "store" / "queue").glob("wiki-qa/*.jsonl"))
         assert all(json.loads(line)["item_id"].startswith("rq1:") for q in queue for line in q.read_text().splitlines())
     finally:
