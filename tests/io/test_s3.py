@@ -82,3 +82,29 @@ def test_reports_and_history_on_s3(s3):
 def test_a_missing_object_is_a_storage_error(s3):
     with pytest.raises(StorageError, match="no such file or object"):
         goldkeeper.read_judgments(f"{s3}/nothing-here.jsonl")
+
+
+def test_two_writers_that_read_the_same_version_on_s3_one_wins_by_conditional_put(s3, monkeypatch):
+    """The race between reading the head and claiming the next generation, forced: the second
+    writer's claim meets the first one's object (If-None-Match: *) and fails cleanly; its
+    version is stored all the same, and the current version is the winner's."""
+    import hashlib
+
+    import fsspec
+
+    root = f"{s3}/race"
+    storage.write_judgments_version(root, "suite", b"v0\n", None)
+    first_sha = hashlib.sha256(b"v0\n").hexdigest()
+    stale = storage._head(root, "suite")
+    storage.write_judgments_version(root, "suite", b"winner\n", first_sha)
+    monkeypatch.setattr(storage, "_head", lambda root, slug: stale)  # read before the winner claimed
+    with pytest.raises(StorageError, match="a newer one made current meanwhile"):
+        storage.write_judgments_version(root, "suite", b"loser\n", first_sha)
+    monkeypatch.undo()
+    data, _ = storage.read_current_judgments(root, "suite")
+    assert data == b"winner\n"
+    fs, _ = fsspec.core.url_to_fs(root)
+    versions = {p.rsplit("/", 1)[-1] for p in fs.ls(f"{root}/judgments/suite/versions", detail=False)}
+    assert f"{hashlib.sha256(b'loser' + bytes([10])).hexdigest()}.jsonl" in versions  # no data is lost
+    generations = fs.ls(f"{root}/judgments/suite/generations", detail=False)
+    assert len(generations) == 2

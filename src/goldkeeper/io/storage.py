@@ -170,15 +170,49 @@ def current_judgments_url(root: str, suite: str) -> str:
     return _join(root, "judgments", suite_slug(suite), "current.jsonl")
 
 
+def _generations(root: str, slug: str) -> tuple[Any, str, int]:
+    """An object store's generation log for a suite: (filesystem, directory, latest number)."""
+    import fsspec
+
+    fs, directory = fsspec.core.url_to_fs(_join(root, "judgments", slug, "generations"))
+    try:
+        names = fs.ls(directory, detail=False, refresh=True)
+    except (FileNotFoundError, OSError):
+        names = []
+    numbers = [int(stem) for stem in (n.rsplit("/", 1)[-1].removesuffix(".json") for n in names) if stem.isdigit()]
+    return fs, directory, max(numbers, default=0)
+
+
+def _head(root: str, slug: str) -> tuple[str | None, int]:
+    """The current version's sha256 and generation (object stores: the newest generation
+    claimed; before any, or locally, the sha256 of current.jsonl, generation 0)."""
+    if not is_local(root):
+        fs, directory, latest = _generations(root, slug)
+        if latest:
+            return json.loads(fs.cat_file(f"{directory}/{latest:012d}.json"))["sha256"], latest
+    try:
+        return hashlib.sha256(read_bytes(_join(root, "judgments", slug, "current.jsonl"))).hexdigest(), 0
+    except StorageError:
+        return None, 0
+
+
 def read_current_judgments(root: str, suite: str) -> tuple[bytes, str]:
-    """The suite's current judgments and their sha256 (what a later write must still find)."""
+    """The suite's current judgments and their sha256 (what a later write must still find).
+    On object stores the newest claimed generation names the version, so a reader never sees
+    a current.jsonl that a crashed writer left behind."""
+    slug = suite_slug(suite)
+    if not is_local(root):
+        sha, generation = _head(root, slug)
+        if generation:
+            data = read_bytes(_join(root, "judgments", slug, "versions", f"{sha}.jsonl"))
+            return data, hashlib.sha256(data).hexdigest()
     data = read_bytes(current_judgments_url(root, suite))
     return data, hashlib.sha256(data).hexdigest()
 
 
 class _Lock:
-    """An exclusive lock beside a local suite's judgments; nothing for object stores, where
-    the compare-and-swap below is the only guard (see spec/storage.md)."""
+    """An exclusive lock beside a local suite's judgments. Object stores have no locks: there a
+    conditional put claims the next generation (see ``write_judgments_version``)."""
 
     def __init__(self, url: str) -> None:
         self._path = local_path(url) if is_local(url) else None
@@ -201,31 +235,44 @@ class _Lock:
             self._handle.close()
 
 
+def _changed(current: str, expected: str | None, found: str | None) -> StorageError:
+    return StorageError(
+        current,
+        f"changed since it was read (expected version {expected or 'none'}, found {found or 'none'}); "
+        "nothing was made current",
+        hint="run the flow again on the current version",
+    )
+
+
 def write_judgments_version(root: str, suite: str, data: bytes, expected_sha: str | None) -> tuple[str, str]:
     """Make ``data`` the suite's current judgments, keeping every previous version.
 
     ``expected_sha`` is the sha256 of the version the caller read (None: there was none). If
-    the current version is no longer that one, another flow rewrote the judgments meanwhile and
-    nothing is written: a ``StorageError`` says so, and no data is lost. Returns the new
-    version's URL and sha256.
+    the current version is no longer that one, another flow rewrote the judgments meanwhile
+    and ``data`` is not made current: a ``StorageError`` says so, and no data is lost (the
+    version itself is stored under versions/ all the same). Locally a file lock serializes
+    writers. On object stores, which have no locks, the writer claims generation n+1 with a
+    conditional put (If-None-Match: *, s3fs's ``mode="create"``): of two writers that read
+    generation n, exactly one claim succeeds. Returns the new version's URL and sha256.
     """
     slug = suite_slug(suite)
     current = current_judgments_url(root, suite)
+    digest = hashlib.sha256(data).hexdigest()
+    version = _join(root, "judgments", slug, "versions", f"{digest}.jsonl")
     with _Lock(_join(root, "judgments", slug, ".lock")):
-        try:
-            found = hashlib.sha256(read_bytes(current)).hexdigest()
-        except StorageError:
-            found = None
+        found, generation = _head(root, slug)
         if found != expected_sha:
-            raise StorageError(
-                current,
-                f"changed since it was read (expected version {expected_sha or 'none'}, found {found or 'none'}); "
-                "nothing was written",
-                hint="run the flow again on the current version",
-            )
-        digest = hashlib.sha256(data).hexdigest()
-        version = _join(root, "judgments", slug, "versions", f"{digest}.jsonl")
+            raise _changed(current, expected_sha, found)
         _write(version, data)
+        if not is_local(root):
+            fs, directory, _ = _generations(root, slug)
+            claim = json.dumps({"sha256": digest, "parent": expected_sha}).encode("utf-8")
+            try:
+                fs.pipe_file(f"{directory}/{generation + 1:012d}.json", claim, mode="create")
+            except FileExistsError:
+                raise _changed(current, expected_sha, "a newer one made current meanwhile") from None
+            except OSError as error:
+                raise StorageError(current, f"cannot claim the next version: {error}") from None
         _write(current, data)
     return version, digest
 
