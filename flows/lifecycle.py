@@ -149,7 +149,10 @@ def on_reindex(
     )
     verdicts = {}
     for run_url in run_urls:
-        verdicts[run_url] = evaluate(suite=suite, judgments_url=current_judgments_url(storage_url, suite),
+        # One run keeps the suite's name; several get one each, so their histories and
+        # artifacts do not overwrite each other.
+        name = suite if len(run_urls) == 1 else f"{suite}-{run_url.rstrip('/').rsplit('/', 1)[-1].split('.')[0]}"
+        verdicts[run_url] = evaluate(suite=name, judgments_url=current_judgments_url(storage_url, suite),
                                      run_url=run_url, storage_url=storage_url, k=k, gates=gates,
                                      corpus_url=corpus_url)
     print(f"{suite}: {summary}; re-anchored {moved}; queued {len(items)}")

@@ -968,24 +968,45 @@ def serve(
 def demo(
     storage: Annotated[Optional[str], typer.Option("--storage", help="Storage root URL (default: ./.goldkeeper).")] = None,
 ) -> None:
-    """Run the evaluate flow on the shipped example, on Prefect (a temporary local server if none
-    is configured), and publish the report to local storage."""
+    """The whole lifecycle on the example shipped in the package: a help center re-chunked
+    after an edit, its judgments (made on the old chunks) checked for drift, fixed where sound,
+    the rest queued for people, and two retrievers' runs scored on the result; on Prefect (a
+    temporary local server unless PREFECT_API_URL names one) and local storage."""
     from importlib import resources
 
     _quiet_prefect()
-    from goldkeeper.flows.evaluate import evaluate
+    from goldkeeper.flows.lifecycle import on_reindex
+    from goldkeeper.io.storage import default_root, read_current_judgments, write_judgments_version
 
-    examples = resources.files("goldkeeper.examples")
-    outcome = evaluate(
-        suite="example",
-        judgments_url=str(examples / "judgments.jsonl"),
-        run_url=str(examples / "run.jsonl"),
-        storage_url=storage,
-        k=[1, 5],
-        gates=["recall@5:0.8", "worst-stratum:recall@5:0.5", "coverage:1"],
-    )
-    sys.stdout.write(f"verdict {outcome['verdict']}; report at {outcome['report_url']}\n")
-    raise typer.Exit(EXIT_OK if outcome["verdict"] == "PASS" else EXIT_FAILED)
+    example = resources.files("goldkeeper.examples") / "lifecycle"
+    root = storage or default_root()
+    suite = "help-center"
+    try:
+        read_current_judgments(root, suite)
+    except GoldkeeperError:  # a fresh root: the judgments as people made them, on the old chunks
+        write_judgments_version(root, suite, (example / "judgments.jsonl").read_bytes(), None)
+    runs = [str(example / "run-a.jsonl"), str(example / "run-b.jsonl")]
+    outcome = on_reindex(suite=suite, chunks_url=str(example / "chunks-v2.jsonl"), chunker="sentences/v2",
+                         run_urls=runs, storage_url=root, k=[1, 5], gates=["recall@1:0.4", "coverage:1"])
+    drift = outcome["drift"]
+    lines = [
+        "",
+        f"drift after the re-index: {drift['valid']} valid, {drift['re_anchorable']} re-anchorable, "
+        f"{drift['merged']} merged, {drift['split']} split, {drift['orphaned']} orphaned",
+        f"re-anchored {outcome['reanchored']} label(s); new judgments version: {outcome['judgments_version'] or 'none'}",
+        f"queued for people: {outcome['queue_url'] or 'nothing'}",
+    ]
+    for run_url, result in outcome["evaluations"].items():
+        lines.append(f"{run_url.rsplit('/', 1)[-1]}: verdict {result['verdict']}; report at {result['report_url']}")
+        lines += [f"  {reason}" for reason in result["reasons"]]
+    lines += [
+        "",
+        "The labels still queued score as misses until people re-judge them (`goldkeeper queue apply`,",
+        "or the rejudge flow). To browse the artifacts in the Prefect UI: run `prefect server start`,",
+        "then `PREFECT_API_URL=http://127.0.0.1:4200/api goldkeeper demo`, and open",
+        "http://127.0.0.1:4200/artifacts.",
+    ]
+    sys.stdout.write("\n".join(lines) + "\n")
 
 
 @app.command()

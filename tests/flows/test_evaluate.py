@@ -83,13 +83,22 @@ def test_the_same_inputs_are_evaluated_once_and_new_inputs_append_to_history(pre
 
 
 @pytest.mark.slow
-def test_goldkeeper_demo_runs_the_main_job_end_to_end(tmp_path):
+def test_goldkeeper_demo_runs_the_whole_lifecycle_end_to_end(tmp_path):
     result = run_cli("demo", "--storage", f"file://{tmp_path}/store", cwd=tmp_path)
     assert result.code == 0, result.stderr[-2000:]
-    assert "verdict PASS" in result.stdout
-    reports = list((tmp_path / "store" / "reports" / "example").iterdir())
-    assert len(reports) == 1
-    assert json.loads(reports[0].read_text())["verdict"]["status"] == "PASS"
+    out = result.stdout
+    assert "drift after the re-index: 0 valid, 3 re-anchorable, 2 merged, 4 split, 1 orphaned" in out
+    assert "re-anchored 5 label(s)" in out and "queued for people: file://" in out
+    assert "run-a.jsonl: verdict PASS" in out and "run-b.jsonl: verdict FAIL" in out
+    assert "recall@1 is 0.2000, below 0.4" in out and "http://127.0.0.1:4200/artifacts" in out
+    for run in ("run-a", "run-b"):
+        (report,) = (tmp_path / "store" / "reports" / f"help-center-{run}").iterdir()
+        assert json.loads(report.read_text())["judgments"]["drift"]["split"] == 4
+    queue = next((tmp_path / "store" / "queue" / "help-center").iterdir()).read_text().splitlines()
+    assert sorted(json.loads(line)["status"] for line in queue) == ["MERGED"] * 2 + ["ORPHANED"] + ["SPLIT"] * 4
+    again = run_cli("demo", "--storage", f"file://{tmp_path}/store", cwd=tmp_path)
+    assert again.code == 0 and "re-anchored 0 label(s); new judgments version: none" in again.stdout
+    assert len(list((tmp_path / "store" / "reports" / "help-center-run-a").iterdir())) == 1  # evaluated once
 
 
 def test_on_reindex_fixes_queues_versions_and_evaluates(prefect_server, tmp_path):
