@@ -127,9 +127,23 @@ def test_emitting_reindex_runs_the_served_lifecycle_with_templated_parameters(se
         assert "reanchored_from" in (tmp_path / "store" / "judgments" / "wiki-qa" / "current.jsonl").read_text()
         assert _artifact(server, "goldkeeper-wiki-qa-drift")
         served_names = {d.name for d in _read(server, lambda client: client.read_deployments())}
-        assert served_names == {"on-reindex", "rejudge", "evaluate"}
+        assert {"on-reindex", "rejudge", "evaluate"} <= served_names
         queue = list((tmp_path / "store" / "queue").glob("wiki-qa/*.jsonl"))
         assert all(json.loads(line)["item_id"].startswith("rq1:") for q in queue for line in q.read_text().splitlines())
     finally:
         served.terminate()
         served.wait(30)
+
+
+def test_prefect_deploy_all_works_with_a_process_work_pool(server):
+    repo = Path(__file__).resolve().parents[2]
+    created = subprocess.run([str(BIN / "prefect"), "work-pool", "create", "goldkeeper", "--type", "process"],
+                             env=server, capture_output=True, text=True)
+    assert created.returncode == 0, created.stdout + created.stderr
+    deployed = subprocess.run([str(BIN / "prefect"), "--no-prompt", "deploy", "--all", "--prefect-file",
+                               "deployments/prefect.yaml"], cwd=repo, env=server, capture_output=True, text=True,
+                              timeout=300)
+    assert deployed.returncode == 0, (deployed.stdout + deployed.stderr)[-3000:]
+    deployments = {d.name: d for d in _read(server, lambda client: client.read_deployments())}
+    assert {"on-reindex", "evaluate-nightly", "rejudge"} <= set(deployments)
+    assert deployments["on-reindex"].work_pool_name == "goldkeeper"
