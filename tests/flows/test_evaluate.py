@@ -12,14 +12,6 @@ from tests.conftest import FIXTURES, run_cli
 pytest.importorskip("prefect")
 
 
-@pytest.fixture(scope="module")
-def prefect_server():
-    from prefect.testing.utilities import prefect_test_harness
-
-    with prefect_test_harness(server_startup_timeout=120):
-        yield
-
-
 def _artifacts(keys):
     from prefect.client.orchestration import get_client
     from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterKey
@@ -83,7 +75,10 @@ def test_the_same_inputs_are_evaluated_once_and_new_inputs_append_to_history(pre
 
 
 @pytest.mark.slow
-def test_goldkeeper_demo_runs_the_whole_lifecycle_end_to_end(tmp_path):
+def test_goldkeeper_demo_runs_the_whole_lifecycle_end_to_end(tmp_path, monkeypatch):
+    # As on a fresh machine: no server configured, so Prefect starts a temporary one.
+    monkeypatch.delenv("PREFECT_API_URL", raising=False)
+    monkeypatch.setenv("PREFECT_HOME", str(tmp_path / "prefect-home"))
     result = run_cli("demo", "--storage", f"file://{tmp_path}/store", cwd=tmp_path)
     assert result.code == 0, result.stderr[-2000:]
     out = result.stdout

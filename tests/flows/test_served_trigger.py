@@ -7,8 +7,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
-import socket
 import subprocess
 import sys
 import time
@@ -23,34 +21,9 @@ pytestmark = pytest.mark.slow
 BIN = Path(sys.executable).parent
 
 
-def _port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
-@pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    home = tmp_path_factory.mktemp("prefect-home")
-    port = _port()
-    url = f"http://127.0.0.1:{port}/api"
-    env = {**os.environ, "PREFECT_HOME": str(home), "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
-           "DO_NOT_TRACK": "1", "PREFECT_API_URL": url, "PREFECT_LOGGING_LEVEL": "WARNING"}
-    process = subprocess.Popen([str(BIN / "prefect"), "server", "start", "--host", "127.0.0.1", "--port", str(port)],
-                               env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + 180
-    while time.monotonic() < deadline:
-        try:
-            if urllib.request.urlopen(f"{url}/health", timeout=2).status == 200:
-                break
-        except OSError:
-            time.sleep(0.5)
-    else:
-        process.kill()
-        pytest.fail("prefect server did not start within 180 s")
-    yield env
-    process.terminate()
-    process.wait(30)
+@pytest.fixture
+def server(prefect_server):
+    return prefect_server
 
 
 def _read(env, call):

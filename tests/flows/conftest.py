@@ -1,0 +1,64 @@
+"""One real Prefect server for the flow tests: `prefect server start` on loopback, with its own
+PREFECT_HOME and analytics off, started once per session. The settings are applied here, at
+import time, before any test imports Prefect, so every flow and client in the session (and
+every process the tests start) talks to this server."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+
+def _port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+PORT = _port()
+HOME = tempfile.mkdtemp(prefix="goldkeeper-prefect-home-")
+SETTINGS = {
+    "PREFECT_HOME": HOME,
+    "PREFECT_API_URL": f"http://127.0.0.1:{PORT}/api",
+    "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
+    "DO_NOT_TRACK": "1",
+    "PREFECT_LOGGING_LEVEL": "WARNING",
+}
+os.environ.update(SETTINGS)
+STARTUP_TIMEOUT = 180
+
+
+@pytest.fixture(scope="session")
+def prefect_server():
+    """The session's server: started on first use, stopped at the end; its environment."""
+    binary = Path(sys.executable).parent / "prefect"
+    log = open(Path(HOME) / "server.log", "wb")  # noqa: SIM115 - closed below
+    process = subprocess.Popen([str(binary), "server", "start", "--host", "127.0.0.1", "--port", str(PORT)],
+                               env={**os.environ, **SETTINGS}, stdout=log, stderr=subprocess.STDOUT)
+    deadline = time.monotonic() + STARTUP_TIMEOUT
+    while True:
+        try:
+            if urllib.request.urlopen(f"{SETTINGS['PREFECT_API_URL']}/health", timeout=2).status == 200:
+                break
+        except OSError:
+            pass
+        if process.poll() is not None or time.monotonic() > deadline:
+            process.kill()
+            log.close()
+            pytest.fail("prefect server did not start: " + (Path(HOME) / "server.log").read_text()[-2000:])
+        time.sleep(0.5)
+    yield {**os.environ, **SETTINGS}
+    process.terminate()
+    try:
+        process.wait(30)
+    except subprocess.TimeoutExpired:
+        process.kill()
+    log.close()
