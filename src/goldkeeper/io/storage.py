@@ -250,8 +250,8 @@ def write_judgments_version(root: str, suite: str, data: bytes, expected_sha: st
     ``expected_sha`` is the sha256 of the version the caller read (None: there was none). If
     the current version is no longer that one, another flow rewrote the judgments meanwhile
     and ``data`` is not made current: a ``StorageError`` says so, and no data is lost (the
-    version itself is stored under versions/ all the same). Locally a file lock serializes
-    writers. On object stores, which have no locks, the writer claims generation n+1 with a
+    current version is untouched; a writer that loses the conditional claim below has
+    already stored its version under versions/). Locally a file lock serializes writers. On object stores, which have no locks, the writer claims generation n+1 with a
     conditional put (If-None-Match: *, s3fs's ``mode="create"``): of two writers that read
     generation n, exactly one claim succeeds. Returns the new version's URL and sha256.
     """
