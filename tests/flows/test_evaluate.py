@@ -359,3 +359,38 @@ def test_a_storage_failure_mid_lifecycle_keeps_the_previous_version_and_a_rerun_
     outcome = on_reindex(suite="wiki", corpus_url=str(FIXTURES / "merge" / "corpus.json"), storage_url=root)
     assert outcome["reanchored"] == 3 and outcome["judgments_version"]
     assert (suite_dir / "current.jsonl").read_bytes() != before
+
+
+def test_two_concurrent_lifecycles_on_one_suite_lose_nothing(prefect_server, tmp_path):
+    import hashlib
+    import threading
+
+    from goldkeeper.errors import StorageError
+    from goldkeeper.flows.lifecycle import on_reindex
+    from goldkeeper.io.storage import read_current_judgments, write_judgments_version
+
+    root = f"file://{tmp_path}/store"
+    original = (FIXTURES / "merge" / "judgments.jsonl").read_bytes()
+    write_judgments_version(root, "race", original, None)
+    outcomes, errors = [], []
+
+    def lifecycle():
+        try:
+            outcomes.append(on_reindex(suite="race", corpus_url=str(FIXTURES / "merge" / "corpus.json"),
+                                       storage_url=root))
+        except StorageError as error:
+            errors.append(str(error))
+
+    threads = [threading.Thread(target=lifecycle) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(300)
+    assert outcomes, errors  # at least one lifecycle completed
+    assert all("changed since it was read" in e for e in errors)  # a loser fails cleanly, nothing else
+    assert len(outcomes) + len(errors) == 2
+    data, _ = read_current_judgments(root, "race")
+    assert b"reanchored_from" in data  # the fix is current
+    versions = {p.name for p in (tmp_path / "store" / "judgments" / "race" / "versions").iterdir()}
+    assert f"{hashlib.sha256(original).hexdigest()}.jsonl" in versions  # the previous version is kept
+    assert f"{hashlib.sha256(data).hexdigest()}.jsonl" in versions
