@@ -41,7 +41,7 @@ def check_judgments(rows: list[dict[str, Any]]):
     return validate(rows)
 
 
-@task(timeout_seconds=1800)
+@task(name="score_runs", timeout_seconds=1800)
 def score_run(rows: list[dict[str, Any]], run, ks: list[int], threshold: int, intervals: bool):
     return score(rows, run, k=ks, threshold=threshold, intervals=BootstrapSpec() if intervals else None)
 
@@ -62,7 +62,7 @@ def assemble_report(result, validation, generated_at: str, gates: list[str], inp
     return report
 
 
-@task(retries=3, retry_delay_seconds=[1, 5, 20], timeout_seconds=300)
+@task(name="publish_report", retries=3, retry_delay_seconds=[1, 5, 20], timeout_seconds=300)
 def publish(storage_url: str, suite: str, report: dict[str, Any], key: str | None = None) -> str:
     return publish_report(storage_url, suite, report, key)
 

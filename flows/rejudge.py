@@ -2,7 +2,8 @@
 
     rejudge = read queue and judgments -> pause for a RunInput form -> check -> apply -> new version
 
-The flow pauses with a form for a batch of the suite's newest queue items: for each, which
+The flow suspends (as a deployment run; called directly it pauses in place) with a form for a
+batch of the suite's newest queue items: for each, which
 chunk carries what was judged (one of the candidates found, or "none") and a relevance, and
 the reviewer's name. The form's schema only admits those choices, so Prefect refuses an
 invalid answer and the run stays paused. On resume the answers are checked again like
@@ -17,7 +18,8 @@ from typing import Any, Literal
 
 from prefect import flow, task
 from prefect.artifacts import create_markdown_artifact
-from prefect.flow_runs import pause_flow_run
+from prefect.context import FlowRunContext
+from prefect.flow_runs import pause_flow_run, suspend_flow_run
 from prefect.input import RunInput
 from pydantic import Field, create_model
 
@@ -79,7 +81,7 @@ def write_version(storage_url: str, suite: str, data: bytes, expected_sha: str) 
     return write_judgments_version(storage_url, suite, data, expected_sha)
 
 
-@flow(name="goldkeeper-rejudge", log_prints=True)
+@flow(name="goldkeeper-rejudge", log_prints=True, persist_result=True)
 def rejudge(
     suite: str,
     corpus_url: str,
@@ -96,7 +98,13 @@ def rejudge(
     data, sha = read_judgments(storage_url, suite)
     form = answer_form(items)
     print(f"{suite}: waiting for answers on {len(items)} item(s) of {queue_url}")
-    answers = pause_flow_run(wait_for_input=form, timeout=timeout, poll_interval=poll_interval)
+    context = FlowRunContext.get()
+    if context is not None and context.flow_run is not None and context.flow_run.deployment_id is not None:
+        # A deployment run suspends: its process exits while people answer, and the resumed
+        # run starts again, finding the answers under the same key.
+        answers = suspend_flow_run(wait_for_input=form, timeout=timeout, key="answers")
+    else:  # called directly: nothing could restart it, so it pauses in place
+        answers = pause_flow_run(wait_for_input=form, timeout=timeout, poll_interval=poll_interval)
     labeled_at = datetime.now(timezone.utc).replace(microsecond=0).isoformat().replace("+00:00", "Z")
     rows = [(n + 1, {"item_id": item["item_id"], "chunk_id": getattr(answers, f"item_{n}_chunk"),
                      "relevance": getattr(answers, f"item_{n}_relevance"),

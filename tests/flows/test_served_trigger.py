@@ -120,3 +120,58 @@ def test_prefect_deploy_all_works_with_a_process_work_pool(server):
     deployments = {d.name: d for d in _read(server, lambda client: client.read_deployments())}
     assert {"on-reindex", "evaluate-nightly", "rejudge"} <= set(deployments)
     assert deployments["on-reindex"].work_pool_name == "goldkeeper"
+
+
+def test_a_served_rejudge_run_suspends_refuses_invalid_answers_and_resumes(server, tmp_path):
+    from prefect.flow_runs import resume_flow_run
+    from prefect.settings import PREFECT_API_URL, temporary_settings
+
+    import goldkeeper
+    from goldkeeper.core.drift import classify, parse_corpus, rejudgment_queue
+    from goldkeeper.io.storage import publish_queue, read_current_judgments, write_judgments_version
+
+    case = FIXTURES / "drift"
+    root = f"file://{tmp_path}/store"
+    write_judgments_version(root, "served", (case / "judgments.jsonl").read_bytes(), None)
+    labels = goldkeeper.parse_judgments((case / "judgments.jsonl").read_bytes())
+    corpus = parse_corpus((case / "corpus.json").read_bytes())
+    items = rejudgment_queue(labels, classify(labels, corpus), corpus)
+    publish_queue(root, "served", items, "2026-11-29T00:00:00Z")
+    served = subprocess.Popen([str(BIN / "goldkeeper"), "serve", "--storage", root], env=server, cwd=tmp_path,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 60
+        deployment = None
+        while deployment is None and time.monotonic() < deadline:
+            found = _read(server, lambda client: client.read_deployments())
+            deployment = next((d for d in found if d.name == "rejudge" and d.flow_id), None)
+            time.sleep(1)
+        assert deployment is not None
+        run = _read(server, lambda client: client.create_flow_run_from_deployment(
+            deployment.id, parameters={"suite": "served", "corpus_url": str(case / "corpus.json"), "storage_url": root}))
+
+        def state():
+            return _read(server, lambda client: client.read_flow_run(run.id)).state
+
+        deadline = time.monotonic() + 120
+        while not (state().name == "Suspended") and time.monotonic() < deadline:
+            time.sleep(1)
+        assert state().name == "Suspended", state()
+        answers = {"reviewer": "bo"}
+        for n, item in enumerate(items):
+            answers[f"item_{n}_chunk"] = item["candidates"][0]["chunk_id"] if item["status"] == "SPLIT" else "none"
+            answers[f"item_{n}_relevance"] = 1
+        with temporary_settings(updates={PREFECT_API_URL: server["PREFECT_API_URL"]}):
+            with pytest.raises(RuntimeError, match="Cannot resume"):
+                resume_flow_run(run.id, run_input={**answers, "item_0_relevance": -1})
+            assert state().name == "Suspended"
+            resume_flow_run(run.id, run_input=answers)
+        deadline = time.monotonic() + 120
+        while not state().is_final() and time.monotonic() < deadline:
+            time.sleep(1)
+        assert state().is_completed(), state()
+        data, _ = read_current_judgments(root, "served")
+        assert b'"labeled_by":"human:bo"' in data and b"rejudged_from" in data
+    finally:
+        served.terminate()
+        served.wait(30)
