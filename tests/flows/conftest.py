@@ -62,3 +62,20 @@ def prefect_server():
     except subprocess.TimeoutExpired:
         process.kill()
     log.close()
+
+
+def queued_suite(root: str, suite: str) -> list[dict]:
+    """A suite on storage whose judgments drifted (the spec's drift case) and whose
+    re-judgment queue is published; the queue's items."""
+    import goldkeeper
+    from goldkeeper.core.drift import classify, parse_corpus, rejudgment_queue
+    from goldkeeper.io.storage import publish_queue, write_judgments_version
+    from tests.conftest import FIXTURES
+
+    case = FIXTURES / "drift"
+    write_judgments_version(root, suite, (case / "judgments.jsonl").read_bytes(), None)
+    labels = goldkeeper.parse_judgments((case / "judgments.jsonl").read_bytes())
+    corpus = parse_corpus((case / "corpus.json").read_bytes())
+    items = rejudgment_queue(labels, classify(labels, corpus), corpus)
+    publish_queue(root, suite, items, "2026-11-29T00:00:00Z")
+    return items

@@ -291,18 +291,13 @@ def test_rejudge_pauses_for_a_form_refuses_invalid_answers_and_writes_a_new_vers
     from prefect.client.schemas.filters import FlowFilter, FlowFilterName
     from prefect.flow_runs import resume_flow_run
 
-    import goldkeeper
-    from goldkeeper.core.drift import classify, parse_corpus, rejudgment_queue
     from goldkeeper.flows.rejudge import rejudge
-    from goldkeeper.io.storage import publish_queue, read_current_judgments, write_judgments_version
+    from goldkeeper.io.storage import read_current_judgments
+    from tests.flows.conftest import queued_suite
 
     case = FIXTURES / "drift"
     root = f"file://{tmp_path}/store"
-    write_judgments_version(root, "drifted", (case / "judgments.jsonl").read_bytes(), None)
-    labels = goldkeeper.parse_judgments((case / "judgments.jsonl").read_bytes())
-    corpus = parse_corpus((case / "corpus.json").read_bytes())
-    items = rejudgment_queue(labels, classify(labels, corpus), corpus)
-    publish_queue(root, "drifted", items, "2026-11-29T00:00:00Z")
+    items = queued_suite(root, "drifted")
     split = next(i for i in items if i["status"] == "SPLIT")
 
     outcome = {}

@@ -126,17 +126,12 @@ def test_a_served_rejudge_run_suspends_refuses_invalid_answers_and_resumes(serve
     from prefect.flow_runs import resume_flow_run
     from prefect.settings import PREFECT_API_URL, temporary_settings
 
-    import goldkeeper
-    from goldkeeper.core.drift import classify, parse_corpus, rejudgment_queue
-    from goldkeeper.io.storage import publish_queue, read_current_judgments, write_judgments_version
+    from goldkeeper.io.storage import read_current_judgments
+    from tests.flows.conftest import queued_suite
 
     case = FIXTURES / "drift"
     root = f"file://{tmp_path}/store"
-    write_judgments_version(root, "served", (case / "judgments.jsonl").read_bytes(), None)
-    labels = goldkeeper.parse_judgments((case / "judgments.jsonl").read_bytes())
-    corpus = parse_corpus((case / "corpus.json").read_bytes())
-    items = rejudgment_queue(labels, classify(labels, corpus), corpus)
-    publish_queue(root, "served", items, "2026-11-29T00:00:00Z")
+    items = queued_suite(root, "served")
     served = subprocess.Popen([str(BIN / "goldkeeper"), "serve", "--storage", root], env=server, cwd=tmp_path,
                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
