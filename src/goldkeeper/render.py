@@ -133,6 +133,10 @@ def report_markdown(report) -> str:
     j = report.judgments
     lines.append(f"{j.queries} judged queries, {j.queries_scored} scored, {j.labels} labels; "
                  f"run coverage {extra.get('coverage', 0):.1%}.")
+    if j.drift is not None:
+        d = j.drift
+        lines.append(f"Drift against the live corpus: {d.valid} valid, {d.re_anchorable} re-anchorable, {d.merged} "
+                     f"merged, {d.split} split, {d.orphaned} orphaned (invalid ratio {d.invalid_ratio:.1%}).")
     lines.append("")
     rows, ks = _metric_rows(report)
     if rows:

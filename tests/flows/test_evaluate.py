@@ -119,7 +119,14 @@ def test_on_reindex_fixes_queues_versions_and_evaluates(prefect_server, tmp_path
     evaluation = outcome["evaluations"][str(run)]
     assert evaluation["verdict"] == "FAIL"  # after the fix, half the labels still need a person
     assert "50% of judgments no longer match the live corpus" in evaluation["reasons"]
-    assert "goldkeeper-refunds-drift" in _artifacts(["goldkeeper-refunds-drift"])
+    found = _artifacts(["goldkeeper-refunds-drift", "goldkeeper-refunds-summary"])
+    assert "queued for a person 2" in found["goldkeeper-refunds-drift"].data
+    again = on_reindex(suite="refunds", corpus_url=str(case / "corpus.json"), run_urls=[str(run)],
+                       storage_url=root, k=[1], gates=["drift:0.1"])
+    assert again["queue_url"] == outcome["queue_url"] and again["judgments_version"] is None  # nothing twice
+    assert again["evaluations"][str(run)]["cached"]
+    assert "Drift against the live corpus: 2 valid, 0 re-anchorable, 0 merged, 1 split, 1 orphaned" in \
+        found["goldkeeper-refunds-summary"].data
 
 
 def test_a_stale_rewrite_loses_cleanly(tmp_path):

@@ -142,11 +142,20 @@ def publish_report(root: str, suite: str, report: dict[str, Any], key: str | Non
 
 
 def publish_queue(root: str, suite: str, items: list[dict[str, Any]], generated_at: str) -> str | None:
-    """Write the re-judgment queue, when it has items; its URL."""
+    """Write the re-judgment queue, when it has items; its URL. When the newest queue already
+    holds exactly these items (a repeated event), that one's URL is returned and nothing is
+    written."""
     if not items:
         return None
+    body = "".join(json.dumps(i, ensure_ascii=False, separators=(",", ":")) + "\n" for i in items).encode("utf-8")
+    try:
+        latest, _ = read_latest_queue(root, suite)
+        if read_bytes(latest) == body:
+            return latest
+    except StorageError:
+        pass
     url = _join(root, "queue", suite_slug(suite), f"{_stamp(generated_at)}.jsonl")
-    _write(url, "".join(json.dumps(i, ensure_ascii=False, separators=(",", ":")) + "\n" for i in items).encode("utf-8"))
+    _write(url, body)
     return url
 
 
