@@ -70,10 +70,14 @@ def live_chunks(corpus_url: str, wanted: list[str]):
     return {chunk.chunk_id: chunk for chunk in corpus if chunk.chunk_id in set(wanted)}, corpus.corpus_fingerprint
 
 
+@task(timeout_seconds=300)
+def check_form_answers(answers, queue, live):
+    return check_answers(answers, queue, live, "rejudge form")
+
+
 @task(timeout_seconds=600)
-def merge_answers(labels, answers, queue, live, fingerprint) -> AppliedAnswers:
-    return apply_answers(labels, check_answers(answers, queue, live, "rejudge form"), queue, live, fingerprint,
-                         "rejudge form")
+def merge_answers(labels, checked, queue, live, fingerprint) -> AppliedAnswers:
+    return apply_answers(labels, checked, queue, live, fingerprint, "rejudge form")
 
 
 @task(retries=3, retry_delay_seconds=[1, 5, 20], timeout_seconds=300)
@@ -113,7 +117,8 @@ def rejudge(
     chosen = [row["chunk_id"] for _, row in rows if row["chunk_id"] != "none"]
     live, fingerprint = live_chunks(corpus_url, chosen)
     labels = parse_judgments(data, current_judgments_url(storage_url, suite))
-    applied = merge_answers(labels, rows, {item["item_id"]: item for item in items}, live, fingerprint)
+    queue = {item["item_id"]: item for item in items}
+    applied = merge_answers(labels, check_form_answers(rows, queue, live), queue, live, fingerprint)
     version = None
     if applied.replaced or applied.removed:
         version, _ = write_version(storage_url, suite, dump_judgments(applied.judgments).encode("utf-8"), sha)
