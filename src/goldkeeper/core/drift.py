@@ -111,22 +111,25 @@ def chunk_from_dict(raw: Any, source: str, where: str = "", line: int | None = N
         if not isinstance(value, str) or not value:
             raise InputError(source, "required, must be a non-empty string", line=line, field=f"{where}{name}",
                              found=describe_value(value))
-    ordinal = raw.get("ordinal")
-    if ordinal is not None and (type(ordinal) is not int or ordinal < 0):
-        raise InputError(source, "must be a non-negative integer", line=line, field=f"{where}ordinal",
-                         found=describe_value(ordinal))
+    ordinal = _count(raw, "ordinal", source, line, where)
     text = raw.get("text")
     sha = raw.get("text_sha")
     for name, value in (("text", text), ("text_sha", sha)):
         if value is not None and not isinstance(value, str):
             raise InputError(source, "must be a string", line=line, field=f"{where}{name}",
                              found=describe_value(value))
-    start = raw.get("start_index")
-    if start is not None and (type(start) is not int or start < 0):
-        raise InputError(source, "must be a non-negative integer", line=line, field=f"{where}start_index",
-                         found=describe_value(start))
     return LiveChunk(raw["chunk_id"], raw["doc_uri"], ordinal, text,
-                     sha or (text_sha(text) if text is not None else None), start)
+                     sha or (text_sha(text) if text is not None else None),
+                     _count(raw, "start_index", source, line, where))
+
+
+def _count(raw: Mapping[str, Any], name: str, source: str, line: int | None, where: str = "") -> int | None:
+    """An optional non-negative integer field, checked."""
+    value = raw.get(name)
+    if value is not None and (type(value) is not int or value < 0):
+        raise InputError(source, "must be a non-negative integer", line=line, field=f"{where}{name}",
+                         found=describe_value(value))
+    return value
 
 
 def parse_corpus(data: bytes | str, source: str = "corpus") -> Corpus:
@@ -683,11 +686,8 @@ def snapshot_rows(
             raise InputError(source, str(error).split(": ", 2)[-1], line=line, field="chunk") from None
         out = {"chunk_id": identity, "doc_uri": row["doc_uri"], "doc_revision": revision,
                "ordinal": ordinal, "text": text, "text_sha": sha}
-        start = row.get("start_index")
+        start = _count(row, "start_index", source, line)
         if start is not None:
-            if type(start) is not int or start < 0:
-                raise InputError(source, "must be a non-negative integer", line=line, field="start_index",
-                                 found=describe_value(start))
             out["start_index"] = start
         yield out
 
