@@ -59,3 +59,60 @@ def test_qrels_from_the_trec_eval_collection(trec_eval_dir):
 ])
 def test_detect_labels_format(name, text, kind):
     assert detect_labels_format(text, name) == kind
+
+
+def _line_by_line(text):
+    from goldkeeper.core import qrels
+
+    original = qrels._parse_plain_trec_run
+    qrels._parse_plain_trec_run = lambda _text: None
+    try:
+        return qrels.parse_trec_run(text)
+    finally:
+        qrels._parse_plain_trec_run = original
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_column_wise_trec_run_reader_agrees_with_the_line_reader(seed):
+    """The column-wise fast path and the line reader give the same entries on every file the
+    fast path accepts; on the others (comments, extra columns, signs, interleaved queries) the
+    line reader decides, so the answer is the same too."""
+    import random
+
+    from goldkeeper.core import qrels
+
+    rng = random.Random(seed)
+    lines = []
+    for query in range(rng.randint(1, 6)):
+        for rank in range(rng.randint(1, 30)):
+            score = rng.choice([rng.randint(0, 5), round(rng.random(), 3), 1e-3 * rng.randint(0, 3)])
+            sep = rng.choice([" ", "\t", "  "])
+            lines.append(sep.join([f"q{query}", "Q0", f"d{rng.randint(0, 40)}", str(rank + 1), str(score), "r"]))
+    if seed % 4 == 1:
+        rng.shuffle(lines)  # queries interleaved: not contiguous
+    if seed % 5 == 2:
+        lines.insert(rng.randrange(len(lines)), "# a comment")
+    if seed % 7 == 3:
+        lines[0] += " extra"
+    if seed % 6 == 4:
+        lines.insert(rng.randrange(len(lines)), "")
+    text = rng.choice(["\n", "\r\n"]).join(lines) + rng.choice(["", "\n"])
+    fast = qrels._parse_plain_trec_run(text)
+    slow = _line_by_line(text)
+    got = goldkeeper.parse_trec_run(text)
+    as_tuples = lambda entries: [(e.query_id, e.ranking, e.scores) for e in entries]  # noqa: E731
+    assert as_tuples(got) == as_tuples(slow)
+    if fast is not None:
+        assert as_tuples(fast) == as_tuples(slow)
+    if seed % 4 == 0 and seed % 5 != 2 and seed % 7 != 3:
+        assert fast is not None  # plain files take the fast path
+
+
+@pytest.mark.parametrize(("bad", "field"), [
+    ("q1 Q0 d1 1 nan r\n", "score"), ("q1 Q0 d1 x 0.5 r\n", "rank"), ("q1 Q0 d1 1 0.5\n", "columns"),
+])
+def test_a_bad_line_after_many_good_ones_is_named_by_the_line_reader(bad, field):
+    text = "q1 Q0 d0 1 0.9 r\n" * 5000 + bad
+    with pytest.raises(goldkeeper.InputError) as caught:
+        goldkeeper.parse_trec_run(text)
+    assert caught.value.line == 5001 and caught.value.field == field

@@ -9,8 +9,11 @@ is refused on the way out instead of being written as broken columns.
 from __future__ import annotations
 
 import math
+import operator
 import re
 from collections.abc import Iterable, Sequence
+
+import numpy as np
 
 from goldkeeper.errors import InputError, describe_value
 from goldkeeper.models.judgment import Judgment
@@ -166,6 +169,9 @@ def parse_trec_run(text: str, source: str = "run") -> list[RunEntry]:
     Ordered as trec_eval orders them: by score descending, ties by doc id descending. The rank
     column is read only to check it is an integer; it never decides the order.
     """
+    fast = _parse_plain_trec_run(text)
+    if fast is not None:
+        return fast
     by_query: dict[str, list[tuple[float, str]]] = {}
     for number, line in _lines(text):
         parts = line.split()
@@ -191,6 +197,71 @@ def parse_trec_run(text: str, source: str = "run") -> list[RunEntry]:
                 query_id=query_id, ranking=[d for _, d in rows], scores=[s for s, _ in rows]
             )
         )
+    return out
+
+
+#: ASCII bytes that ``str.split()`` separates tokens at.
+_SPLITS = np.zeros(256, dtype=bool)
+_SPLITS[[9, 10, 11, 12, 13, 28, 29, 30, 31, 32]] = True
+_BLOCK_CHARS = 1 << 20
+
+
+def _parse_plain_trec_run(text: str) -> list[RunEntry] | None:
+    """``parse_trec_run`` for the common file, column-wise: ASCII, exactly six columns on every
+    line, no comment, unsigned integer ranks, finite scores. None for anything else, which the
+    line-by-line reader then handles (and names the line of any error).
+
+    Splitting a megabyte at a time makes no list per line (1M lines: about 0.5 s against 2 s
+    line by line) and holds one block's tokens at once; numpy checks from the bytes that every
+    non-blank line of the block holds exactly six tokens.
+    """
+    if not text.isascii():
+        return None
+    queries: list[str] = []
+    docs: list[str] = []
+    scores: list[float] = []
+    at = 0
+    while at < len(text):
+        cut = text.find("\n", at + _BLOCK_CHARS)
+        end = len(text) if cut < 0 else cut + 1
+        block = text[at:end]
+        at = end
+        tokens = block.split()
+        if len(tokens) % 6:
+            return None
+        codes = np.frombuffer(block.encode("ascii"), dtype=np.uint8)
+        inside = ~_SPLITS[codes]
+        starts = np.flatnonzero(inside & ~np.concatenate(([False], inside[:-1])))
+        if (codes[starts] == ord("#")).any():
+            return None  # a comment line, or an id starting with '#': the line reader decides
+        ends = np.append(np.flatnonzero(codes == ord("\n")), codes.size)
+        if not np.isin(np.diff(np.searchsorted(starts, ends), prepend=0), (0, 6)).all():
+            return None
+        if not "".join(tokens[3::6]).isdigit():
+            return None
+        try:
+            scores.extend(map(float, tokens[4::6]))
+        except ValueError:
+            return None
+        queries.extend(tokens[0::6])
+        docs.extend(tokens[2::6])
+    rows = len(queries)
+    values = np.array(scores)
+    if not rows or not np.isfinite(values).all():
+        return None
+    # Rows of one query are usually contiguous and already in trec_eval's order.
+    cuts = [0, *(np.flatnonzero(list(map(operator.ne, queries[1:], queries[:-1]))) + 1).tolist(), rows]
+    if len({queries[c] for c in cuts[:-1]}) != len(cuts) - 1:
+        return None  # a query's rows are not contiguous
+    falling = np.append(values[1:] < values[:-1], True)
+    out = []
+    for first, last in zip(cuts, cuts[1:]):
+        if falling[first:last - 1].all():
+            ranking, kept = docs[first:last], scores[first:last]
+        else:
+            ordered = sorted(zip(scores[first:last], docs[first:last]), reverse=True)
+            ranking, kept = [d for _, d in ordered], [v for v, _ in ordered]
+        out.append(RunEntry.model_construct(query_id=queries[first], ranking=ranking, scores=kept))
     return out
 
 

@@ -97,23 +97,28 @@ def _blocks(data: bytes, size: int = 4 << 20) -> Iterator[bytes]:
         start = end
 
 
-def load_run(url: str, fmt: str | None = None) -> tuple[Iterator[RunEntry], Hashed]:
-    """Run entries from run JSONL (streamed) or a TREC run file (grouped, then sorted)."""
+def load_run(url: str, fmt: str | None = None) -> tuple[Iterator[RunEntry], Any]:
+    """Run entries from run JSONL (streamed) or a TREC run file (grouped, then sorted).
+
+    Standard input is read once and kept, so guessing its format loses no line."""
     source = source_name(url)
-    lines = Hashed(iter_lines(url))
+    if fmt not in (None, "jsonl", "trec"):
+        raise UsageError(f"unknown run format '{fmt}', expected jsonl or trec")
+    data = read_bytes(url) if url == "-" or fmt == "trec" else None
     if fmt is None:
         head = b""
-        for line in iter_lines(url):
+        for line in iter_lines(url) if data is None else iter(data.splitlines()):
             if line.strip():
                 head = line.lstrip()
                 break
         fmt = "jsonl" if head.startswith(b"{") or not head else "trec"
     if fmt == "jsonl":
+        lines = Hashed(iter_lines(url) if data is None else iter(data.splitlines(keepends=True)))
         return iter_run(lines, source), lines
-    if fmt == "trec":
-        data = b"".join(lines)
-        return iter(qrels_format.parse_trec_run(decode_utf8(data, source), source)), lines
-    raise UsageError(f"unknown run format '{fmt}', expected jsonl or trec")
+    if data is None:
+        data = read_bytes(url)
+    # A TREC run is read whole (it is grouped and sorted per query) and hashed in one call.
+    return iter(qrels_format.parse_trec_run(decode_utf8(data, source), source)), hashlib.sha256(data)
 
 
 class RunRow(NamedTuple):
