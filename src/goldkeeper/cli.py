@@ -254,7 +254,7 @@ def score(
     from goldkeeper.core.scoring import score as score_run
     from goldkeeper.core.validation import Validator
     from goldkeeper.io.files import write_bytes_atomic
-    from goldkeeper.io.forked import start
+    from goldkeeper.io.forked import split_map, start
     from goldkeeper.core.scoring import Qrels
     from goldkeeper.io.loading import iter_label_blocks, load_baseline, load_run_prefixes
 
@@ -293,7 +293,7 @@ def score(
         raise
     entries, run_sha = run_reader.result()
     result = score_run(qrels, entries, k=ks, threshold=threshold,
-                       intervals=_bootstrap_spec(intervals, confidence, resamples, seed))
+                       intervals=_bootstrap_spec(intervals, confidence, resamples, seed), parallel=split_map)
     inputs = {"judgments": {"url": judgments, "sha256": judgments_sha},
               "run": {"url": run, "sha256": run_sha}}
     if baseline:

@@ -8,8 +8,8 @@ is refused on the way out instead of being written as broken columns.
 
 from __future__ import annotations
 
+import itertools
 import math
-import operator
 import re
 from collections.abc import Iterable, Sequence
 
@@ -250,9 +250,10 @@ def _parse_plain_trec_run(text: str) -> list[RunEntry] | None:
     if not rows or not np.isfinite(values).all():
         return None
     # Rows of one query are usually contiguous and already in trec_eval's order.
-    cuts = [0, *(np.flatnonzero(list(map(operator.ne, queries[1:], queries[:-1]))) + 1).tolist(), rows]
-    if len({queries[c] for c in cuts[:-1]}) != len(cuts) - 1:
+    groups = [(query, len(list(rows_of))) for query, rows_of in itertools.groupby(queries)]
+    if len({query for query, _ in groups}) != len(groups):
         return None  # a query's rows are not contiguous
+    cuts = [0, *itertools.accumulate(size for _, size in groups)]
     falling = np.append(values[1:] < values[:-1], True)
     out = []
     for first, last in zip(cuts, cuts[1:]):

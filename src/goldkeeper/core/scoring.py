@@ -9,7 +9,7 @@ Definitions (and which queries are averaged) are in spec/metrics.md.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -230,6 +230,7 @@ def score(
     *,
     worst_metric: str | None = None,
     intervals: BootstrapSpec | None = None,
+    parallel: Callable[[Callable[[Any], Any], list[Any], list[int]], list[Any]] | None = None,
 ) -> ScoreResult:
     """Score a run. ``k`` is one cutoff or several; every metric is computed at each.
 
@@ -238,6 +239,9 @@ def score(
     When no query is scored, ``metrics`` is empty. ``worst_metric`` (default: recall at the
     first cutoff) names the metric ``worst_stratum`` compares. ``intervals`` adds a confidence
     interval to every mean, overall and per stratum (goldkeeper.core.intervals).
+    ``parallel(fn, items, costs)``, when given, returns ``[fn(item) for item in items]``,
+    possibly computed elsewhere (the CLI spreads the bootstraps of the overall set and of
+    the strata over two processes); costs are each item's relative work.
     """
     ks = [k] if isinstance(k, int) else list(dict.fromkeys(k))
     if not ks or any(isinstance(c, bool) or not isinstance(c, int) or c < 1 for c in ks):
@@ -298,25 +302,35 @@ def score(
 
     if intervals is not None:
         intervals = intervals.for_queries(n)
-    metrics = _measurements(values, slice(None), intervals) if n else {}
     names = [str(metric) for metric in values]
     columns = [np.round(column, _ROUND).tolist() for column in values.values()]
     per_query = {query_id: dict(zip(names, row)) for query_id, row in zip(scored_ids, zip(*columns))}
 
-    per_stratum = None
-    worst = None
+    # The overall set first, then each stratum in name order (an empty one gets no metric).
+    groups: list[Any] = [slice(None)]
+    strata: list[tuple[str, int]] = []
     if qrels.stratified:
         members: dict[str, list[int]] = {}
         for query_id in grades:
             members.setdefault(qrels.stratum[query_id], [])
         for row, query_id in enumerate(scored_ids):
             members[qrels.stratum[query_id]].append(row)
-        per_stratum = {}
         for name in sorted(members):
-            rows = np.asarray(members[name], dtype=np.int64)
-            per_stratum[name] = StratumScore(
-                n=int(rows.size), metrics=_measurements(values, rows, intervals) if rows.size else {}
-            )
+            strata.append((name, len(members[name])))
+            groups.append(np.asarray(members[name], dtype=np.int64))
+    jobs = [(i, group) for i, group in enumerate(groups) if (n if i == 0 else group.size)]
+    measure = lambda job: _measurements(values, job[1], intervals)  # noqa: E731
+    # What each costs, in queries resampled, plus a fixed part for the multinomial shortcuts
+    # (measured: 8 strata of 1,250 queries take 1.4x the 10,000 of the overall set).
+    costs = [(n if i == 0 else int(group.size)) + 500 for i, group in jobs]
+    found = dict(zip((i for i, _ in jobs), (parallel or _in_order)(measure, jobs, costs)))
+    metrics = found.get(0, {})
+
+    per_stratum = None
+    worst = None
+    if qrels.stratified:
+        per_stratum = {name: StratumScore(n=size, metrics=found.get(i, {}))
+                       for i, (name, size) in enumerate(strata, start=1)}
         worst = worst_stratum(per_stratum, worst_metric or str(MetricId("recall", ks[0])))
 
     missing = sorted(q for q in grades if q not in seen_in_run)
@@ -337,6 +351,10 @@ def score(
         stratum_conflicts=dict(sorted(qrels.stratum_conflicts.items())),
         intervals=intervals,
     )
+
+
+def _in_order(fn: Callable[[Any], Any], items: list[Any], costs: list[int]) -> list[Any]:
+    return [fn(item) for item in items]
 
 
 def worst_stratum(per_stratum: dict[str, StratumScore], metric: str) -> dict | None:

@@ -17,7 +17,7 @@ from typing import Any
 
 from goldkeeper.errors import GoldkeeperError
 
-__all__ = ["Forked", "can_fork", "start"]
+__all__ = ["Forked", "can_fork", "split_map", "start"]
 
 
 def can_fork() -> bool:
@@ -76,3 +76,33 @@ class Forked:
 
 def start(fn: Callable[..., Any], *args: Any) -> Forked:
     return Forked(fn, args)
+
+
+def _each(fn: Callable[[Any], Any], items: list[Any]) -> list[Any]:
+    return [fn(item) for item in items]
+
+
+def split_map(fn: Callable[[Any], Any], items: list[Any], costs: list[int]) -> list[Any]:
+    """``[fn(item) for item in items]`` on two cores: the items are dealt by cost (largest
+    first, to the lighter side), a forked child computes one side while this process computes
+    the other. Results come back in item order; below two items, or without fork, inline."""
+    if len(items) < 2 or not can_fork():
+        return _each(fn, items)
+    sides: tuple[list[int], list[int]] = ([], [])
+    loads = [0, 0]
+    for index in sorted(range(len(items)), key=lambda i: -costs[i]):
+        side = 0 if loads[0] <= loads[1] else 1
+        sides[side].append(index)
+        loads[side] += costs[index]
+    child = start(_each, fn, [items[i] for i in sides[1]])
+    try:
+        mine = _each(fn, [items[i] for i in sides[0]])
+    except BaseException:
+        child.cancel()
+        raise
+    out: list[Any] = [None] * len(items)
+    for index, value in zip(sides[0], mine):
+        out[index] = value
+    for index, value in zip(sides[1], child.result()):
+        out[index] = value
+    return out
