@@ -13,6 +13,14 @@ and is read at most twice, so memory is bounded by the labels' index, not by the
    or overlap an occurrence comes from a bisection over the chunks' spans.
 
 No label is ever compared with every chunk, in the corpus or in its document.
+
+Partitioned (goldkeeper.io.partitioned, spec/scaling.md): labels and chunks split by a hash of
+doc_uri (``partition_of``), so a document and its labels meet in one partition. Only the hash
+pass looks across documents (a live id elsewhere, a text that moved to another document); the
+labels a partition could not settle in their own document (``unsettled``) are looked up in
+every partition (``find``), the answers merged (``merge_found``), and those partitions
+classified again with them (``classify(..., elsewhere=...)``), which gives exactly the
+one-process result (``merge_partitions`` restores the label order).
 """
 
 from __future__ import annotations
@@ -21,7 +29,7 @@ import hashlib
 import re
 import unicodedata
 from bisect import bisect_left, bisect_right
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -35,17 +43,23 @@ __all__ = [
     "ChunkSource",
     "Corpus",
     "DriftResult",
+    "Found",
     "LiveChunk",
     "build_snapshot",
     "chunk_from_dict",
     "classify",
     "concat_results",
     "drift_counts",
+    "find",
     "fix",
+    "merge_found",
+    "merge_partitions",
     "parse_corpus",
+    "partition_of",
     "queue_item_id",
     "rejudgment_queue",
     "snapshot_rows",
+    "unsettled",
 ]
 
 _OVERLAP_WINDOW = 4096
@@ -380,14 +394,95 @@ def _label_sha(row: Mapping[str, Any]) -> tuple[str | None, bool]:
     return sha, False
 
 
+def partition_of(doc_uri: str, partitions: int) -> int:
+    """The partition of a document: its sha256's first 8 bytes modulo ``partitions``. Stable
+    across processes and machines (Python's ``hash`` of a string is not)."""
+    return int.from_bytes(hashlib.sha256(doc_uri.encode("utf-8")).digest()[:8], "big") % partitions
+
+
+@dataclass
+class Found:
+    """What one hash pass found for asked labels: which asked chunk ids are live, and the best
+    live chunk (ordinal, then id) for each asked text hash."""
+
+    live: set[str] = field(default_factory=set)
+    best: dict[str, LiveChunk] = field(default_factory=dict)
+
+
+def unsettled(judgments: Iterable[Judgment | Mapping[str, Any]], result: DriftResult) -> tuple[set[str], set[str]]:
+    """Chunk ids and text hashes of the labels whose finding another partition could change:
+    all but VALID ones and those re-anchored within their own document (which wins over any
+    other document, spec/drift.md)."""
+    ids: set[str] = set()
+    shas: set[str] = set()
+    for judgment, finding in zip(judgments, result.findings, strict=True):
+        row = _row(judgment)
+        if row.get("chunk_id") is None or finding["status"] == "VALID":
+            continue
+        if finding["status"] == "RE_ANCHORABLE" and not finding.get("cross_document"):
+            continue
+        ids.add(row["chunk_id"])
+        sha = _label_sha(row)[0]
+        if sha is not None:
+            shas.add(sha)
+    return ids, shas
+
+
+def find(corpus: ChunkSource, ids: set[str], shas: set[str]) -> Found:
+    """One pass over ``corpus``: the asked ids that are live and the best chunk per asked hash."""
+    found = Found()
+    for chunk in corpus:
+        if chunk.chunk_id in ids:
+            found.live.add(chunk.chunk_id)
+        if chunk.text_sha in shas and _better(chunk, found.best.get(chunk.text_sha)):
+            found.best[chunk.text_sha] = chunk  # type: ignore[index]
+    return found
+
+
+def merge_found(parts: Iterable[Found]) -> Found:
+    """The ``Found`` of the union of the partitions (the same as one pass over all of them)."""
+    merged = Found()
+    for part in parts:
+        merged.live |= part.live
+        for sha, chunk in part.best.items():
+            if _better(chunk, merged.best.get(sha)):
+                merged.best[sha] = chunk
+    return merged
+
+
+def merge_partitions(parts: Iterable[tuple[Sequence[int], DriftResult]], labels: int,
+                     corpus_fingerprint: str | None) -> DriftResult:
+    """One result from each partition's (the input positions of its labels, its result): the
+    findings back in input order, and counts summed (documents never span partitions)."""
+    findings: list[dict[str, Any] | None] = [None] * labels
+    named: dict[str, LiveChunk] = {}
+    fingerprints: frozenset[str] = frozenset()
+    chunks = documents = 0
+    for positions, result in parts:
+        for position, finding in zip(positions, result.findings, strict=True):
+            findings[position] = finding
+        named.update(result.chunks)
+        fingerprints |= result.fingerprints
+        chunks += result.corpus_chunks
+        documents += result.corpus_documents
+    missing = sum(finding is None for finding in findings)
+    if missing:
+        raise ValueError(f"merge_partitions: {missing} of {labels} labels have no finding")
+    return _result(findings, fingerprints, corpus_fingerprint, named, chunks, documents)  # type: ignore[arg-type]
+
+
 def classify(
     judgments: Iterable[Judgment | Mapping[str, Any]],
     corpus: ChunkSource,
     progress: Callable[[int], None] | None = None,
+    *,
+    elsewhere: Found | None = None,
 ) -> DriftResult:
     """Classify every label against a live corpus (module docstring: two passes at most).
 
     ``progress`` is called with the number of chunks read so far, every ``PROGRESS_EVERY``.
+    ``elsewhere`` adds what the other partitions of a partitioned corpus found for this one's
+    unsettled labels (the module docstring).
     """
     rows = [_row(judgment) for judgment in judgments]
     label_ids: set[str] = set()
@@ -423,6 +518,11 @@ def classify(
                     best_in_doc[key] = chunk
     if progress is not None:
         progress(seen)
+    if elsewhere is not None:
+        live |= elsewhere.live & label_ids
+        for sha, chunk in elsewhere.best.items():
+            if sha in wanted and _better(chunk, best_any.get(sha)):
+                best_any[sha] = chunk
 
     findings: list[dict[str, Any]] = []
     named: dict[str, LiveChunk] = {}
@@ -593,7 +693,7 @@ class _WordIndex:
                 break
             pool.update(self.postings[word])
             spent += size
-        scored = sorted(((-len(wanted & self.words[i]) / len(wanted), *self.chunks[i].order(), i) for i in pool))
+        scored = sorted((-len(wanted & self.words[i]) / len(wanted), *self.chunks[i].order(), i) for i in pool)
         return [(-s[0], self.chunks[s[-1]]) for s in scored[:limit]]
 
 

@@ -24,13 +24,17 @@ from goldkeeper.models.run import RunEntry
 __all__ = [
     "DEFAULT_K",
     "DEFAULT_THRESHOLD",
-    "Qrels",
-    "ScoreResult",
     "UNSTRATIFIED",
+    "Qrels",
+    "QueryValues",
+    "ScoreResult",
     "build_qrels",
+    "merge_query_values",
+    "query_values",
+    "ranking_prefix",
     "score",
     "score_rows",
-    "ranking_prefix",
+    "summarize",
     "top_keys",
     "worst_stratum",
 ]
@@ -222,6 +226,34 @@ def _measurements(values: dict[MetricId, np.ndarray], rows: np.ndarray | slice,
     return out
 
 
+@dataclass
+class QueryValues:
+    """Per-query metric values of a run, before any mean: what ``score`` averages. Partitions
+    of the queries (by a hash of query id) each give one; ``merge_query_values`` joins them."""
+
+    ks: list[int]
+    threshold: int
+    scored_ids: list[str]
+    values: dict[MetricId, np.ndarray]
+    seen_in_run: set[str]
+    duplicates: list[str]
+    run_only: list[str]
+    run_queries: int
+
+
+def _check_settings(k: int | Sequence[int], threshold: int) -> list[int]:
+    ks = [k] if isinstance(k, int) else list(dict.fromkeys(k))
+    if not ks or any(isinstance(c, bool) or not isinstance(c, int) or c < 1 for c in ks):
+        raise ValueError(f"k: every cutoff must be a positive integer, got {k!r}")
+    if isinstance(threshold, bool) or not isinstance(threshold, int) or threshold < 1:
+        raise ValueError(f"threshold: must be an integer >= 1, got {threshold!r}")
+    return ks
+
+
+def _scored_ids(qrels: Qrels, threshold: int) -> list[str]:
+    return [q for q, g in qrels.grades.items() if any(v >= threshold for v in g.values())]
+
+
 def score(
     judgments: Iterable[Judgment] | Qrels,
     run: Iterable[RunEntry],  # or anything with .query_id and .ranking
@@ -243,16 +275,20 @@ def score(
     possibly computed elsewhere (the CLI spreads the bootstraps of the overall set and of
     the strata over two processes); costs are each item's relative work.
     """
-    ks = [k] if isinstance(k, int) else list(dict.fromkeys(k))
-    if not ks or any(isinstance(c, bool) or not isinstance(c, int) or c < 1 for c in ks):
-        raise ValueError(f"k: every cutoff must be a positive integer, got {k!r}")
-    if isinstance(threshold, bool) or not isinstance(threshold, int) or threshold < 1:
-        raise ValueError(f"threshold: must be an integer >= 1, got {threshold!r}")
+    ks = _check_settings(k, threshold)
     qrels = judgments if isinstance(judgments, Qrels) else build_qrels(judgments)
+    return summarize(qrels, query_values(qrels, run, ks, threshold), worst_metric=worst_metric,
+                     intervals=intervals, parallel=parallel)
+
+
+def query_values(qrels: Qrels, run: Iterable[RunEntry], k: int | Sequence[int] = DEFAULT_K,
+                 threshold: int = DEFAULT_THRESHOLD) -> QueryValues:
+    """Every metric's value for every scored query of ``qrels`` (rows in ``qrels`` order).
+    Cost O(queries x cutoff), whatever the depth of the rankings."""
+    ks = _check_settings(k, threshold)
     depth = max(ks)
     grades = qrels.grades
-
-    scored_ids = [q for q, g in grades.items() if any(v >= threshold for v in g.values())]
+    scored_ids = _scored_ids(qrels, threshold)
     row_of = {q: i for i, q in enumerate(scored_ids)}
     n = len(scored_ids)
     row_grades: list[list[int] | None] = [None] * n
@@ -288,9 +324,9 @@ def score(
     ideal_rows = np.zeros((n, depth), dtype=np.int16)
     n_relevant = np.zeros(n, dtype=np.int64)
     for row, query_id in enumerate(scored_ids):
-        values = sorted(grades[query_id].values(), reverse=True)
-        n_relevant[row] = sum(1 for v in values if v >= threshold)
-        head = values[:depth]
+        ordered = sorted(grades[query_id].values(), reverse=True)
+        n_relevant[row] = sum(1 for v in ordered if v >= threshold)
+        head = ordered[:depth]
         ideal_rows[row, : len(head)] = head
 
     values: dict[MetricId, np.ndarray] = {m: np.empty(n) for m in metric_ids(ks)}
@@ -300,6 +336,49 @@ def score(
         for metric, column in part.items():
             values[metric][start:start + _SLICE] = column
 
+    return QueryValues(ks, threshold, scored_ids, values, seen_in_run, duplicates, run_only, run_queries)
+
+
+def merge_query_values(parts: Iterable[QueryValues], qrels: Qrels) -> QueryValues:
+    """The values of the whole query set from those of its partitions: rows back in ``qrels``
+    order, so everything computed from them (means, strata, intervals) is exactly what one
+    process computes. ``qrels`` holds every query; each query is in one partition."""
+    parts = list(parts)
+    if not parts:
+        raise ValueError("merge_query_values: no partition")
+    ks, threshold = parts[0].ks, parts[0].threshold
+    scored_ids = _scored_ids(qrels, threshold)
+    row_of = {q: i for i, q in enumerate(scored_ids)}
+    n = len(scored_ids)
+    values = {metric: np.zeros(n) for metric in metric_ids(ks)}
+    filled = 0
+    merged = QueryValues(ks, threshold, scored_ids, values, set(), [], [], 0)
+    for part in parts:
+        if (part.ks, part.threshold) != (ks, threshold):
+            raise ValueError("merge_query_values: the partitions were scored with different settings")
+        rows = np.fromiter((row_of[q] for q in part.scored_ids), dtype=np.int64, count=len(part.scored_ids))
+        for metric, column in part.values.items():
+            values[metric][rows] = column
+        filled += rows.size
+        merged.seen_in_run |= part.seen_in_run
+        merged.duplicates += part.duplicates
+        merged.run_only += part.run_only
+        merged.run_queries += part.run_queries
+    if filled != n:
+        raise ValueError(f"merge_query_values: {filled} rows from the partitions for {n} scored queries")
+    return merged
+
+
+def summarize(qrels: Qrels, found: QueryValues, *, worst_metric: str | None = None,
+              intervals: BootstrapSpec | None = None,
+              parallel: Callable[[Callable[[Any], Any], list[Any], list[int]], list[Any]] | None = None,
+              ) -> ScoreResult:
+    """Means, strata, intervals and the bookkeeping lists from per-query values (see ``score``)."""
+    ks, threshold, scored_ids, values = found.ks, found.threshold, found.scored_ids, found.values
+    grades = qrels.grades
+    n = len(scored_ids)
+    row_of = {q: i for i, q in enumerate(scored_ids)}
+    seen_in_run, duplicates, run_only, run_queries = found.seen_in_run, found.duplicates, found.run_only, found.run_queries
     if intervals is not None:
         intervals = intervals.for_queries(n)
     names = [str(metric) for metric in values]
@@ -319,7 +398,7 @@ def score(
             strata.append((name, len(members[name])))
             groups.append(np.asarray(members[name], dtype=np.int64))
     jobs = [(i, group) for i, group in enumerate(groups) if (n if i == 0 else group.size)]
-    measure = lambda job: _measurements(values, job[1], intervals)  # noqa: E731
+    measure = lambda job: _measurements(values, job[1], intervals)
     # What each costs, in queries resampled, plus a fixed part for the multinomial shortcuts
     # (measured: 8 strata of 1,250 queries take 1.4x the 10,000 of the overall set).
     costs = [(n if i == 0 else int(group.size)) + 500 for i, group in jobs]

@@ -21,7 +21,15 @@ from pydantic_core import from_json
 
 from goldkeeper.core.drift import Corpus, LiveChunk, chunk_from_dict, parse_corpus, snapshot_rows
 from goldkeeper.errors import InputError, describe_value
-from goldkeeper.io.files import is_local, local_path, open_read, open_write_atomic, read_bytes, remove_quietly, source_name
+from goldkeeper.io.files import (
+    is_local,
+    local_path,
+    open_read,
+    open_write_atomic,
+    read_bytes,
+    remove_quietly,
+    source_name,
+)
 
 __all__ = ["MANIFEST", "ShardedCorpus", "open_corpus", "write_sharded_snapshot"]
 
@@ -104,11 +112,27 @@ class ShardedCorpus:
         self.chunker_fingerprint = payload.get("chunker_fingerprint") if isinstance(payload.get("chunker_fingerprint"), str) else None
 
     def __iter__(self) -> Iterator[LiveChunk]:
-        base = _base(self.url)
-        for shard in self.shards:
-            yield from self._read(base + shard["path"], shard)
+        for index in range(len(self.shards)):
+            yield from self.read_shard(index)
 
-    def _read(self, url: str, shard: Mapping[str, Any]) -> Iterator[LiveChunk]:
+    def read_shard(self, index: int) -> Iterator[LiveChunk]:
+        """The chunks of one shard, checked."""
+        source = source_name(self.shard_url(index))
+        for line_number, line in self.shard_lines(index):
+            try:
+                raw_chunk = from_json(line, allow_inf_nan=False)
+            except ValueError as error:
+                raise InputError(source, f"not valid JSON ({error})", line=line_number, field="json",
+                                 found="the line") from None
+            yield chunk_from_dict(raw_chunk, source, line=line_number)
+
+    def shard_url(self, index: int) -> str:
+        return _base(self.url) + self.shards[index]["path"]
+
+    def shard_lines(self, index: int) -> Iterator[tuple[int, bytes]]:
+        """(line number, line) of one shard as stored; its sha256 and chunk count are checked
+        against the manifest once the last line is read."""
+        url, shard = self.shard_url(index), self.shards[index]
         source = source_name(url)
         count = 0
         with open_read(url) as raw:
@@ -118,13 +142,8 @@ class ShardedCorpus:
                 stream = io.BufferedReader(gzip.GzipFile(fileobj=stream, mode="rb"), 1 << 20)  # type: ignore[arg-type]
             try:
                 for line_number, line in enumerate(stream, 1):
-                    try:
-                        raw_chunk = from_json(line, allow_inf_nan=False)
-                    except ValueError as error:
-                        raise InputError(source, f"not valid JSON ({error})", line=line_number, field="json",
-                                         found="the line") from None
                     count += 1
-                    yield chunk_from_dict(raw_chunk, source, line=line_number)
+                    yield line_number, line
             except (OSError, EOFError, gzip.BadGzipFile) as error:
                 raise InputError(source, f"cannot be decompressed ({error})", field="gzip", found="the shard") from None
             hashing.inner.read()  # anything after the last line still counts in the hash

@@ -1,0 +1,135 @@
+"""Drift on a cluster: the snapshot and the judgments partitioned by a hash of doc_uri, each
+partition classified by its own task, on Prefect's thread pool or on Dask through prefect-dask
+(spec/scaling.md). The result is exactly the one-process result.
+
+    drift_partitioned = map_shards (per source shard group) -> write_manifests
+        -> split_labels -> classify_partition (per partition)
+        -> [find_unsettled (per partition) -> classify_partition again, where answers changed]
+        -> queue_partition (per partition) -> merge
+
+Choose where tasks run with ``task_runner(cluster, workers)``: None for threads, ``"local"``
+for a Dask LocalCluster of ``workers`` processes, or a scheduler address (``tcp://...``) for
+an existing cluster, whose workers must reach the storage (so ``file://`` is refused).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from prefect import flow, task
+from prefect.cache_policies import NO_CACHE
+from prefect.task_runners import ThreadPoolTaskRunner
+
+from goldkeeper.core.drift import DriftResult, Found, merge_found, merge_partitions
+from goldkeeper.core.judgments import parse_judgments
+from goldkeeper.io.files import read_bytes
+from goldkeeper.io.partitioned import (
+    classify_partition,
+    find_in_partition,
+    map_corpus,
+    partition_labels,
+    queue_partition,
+    require_shared_storage,
+    source_groups,
+    write_partition_manifests,
+)
+from goldkeeper.io.snapshots import open_corpus
+
+__all__ = ["drift_partitioned", "task_runner"]
+
+#: Inputs are large (label sets, drift results): never hashed for a cache key.
+_RETRY = {"retries": 2, "retry_delay_seconds": [1, 5], "cache_policy": NO_CACHE}
+
+
+def task_runner(cluster: str | None = None, workers: int = 2):
+    """Prefect's thread pool (``cluster`` None), a Dask LocalCluster of ``workers`` worker
+    processes (``"local"``), or an existing Dask scheduler (its address)."""
+    if cluster is None:
+        return ThreadPoolTaskRunner(max_workers=workers)
+    try:
+        from prefect_dask import DaskTaskRunner
+    except ImportError:
+        raise RuntimeError("a Dask cluster needs the 'dask' extra: pip install 'goldkeeper[dask]'") from None
+    if cluster == "local":
+        return DaskTaskRunner(cluster_class="distributed.LocalCluster",
+                              cluster_kwargs={"n_workers": workers, "threads_per_worker": 1, "processes": True,
+                                              "dashboard_address": None})
+    return DaskTaskRunner(address=cluster)
+
+
+@task(**_RETRY)
+def map_shards(corpus_url: str, shards: list[int], work_url: str, partitions: int, mapper: int) -> list[dict[str, Any]]:
+    return map_corpus(corpus_url, shards, work_url, partitions, mapper)
+
+
+@task(**_RETRY)
+def write_manifests(corpus_url: str, work_url: str, partitions: int, pieces: list[list[dict[str, Any]]]) -> list[str]:
+    return write_partition_manifests(corpus_url, work_url, partitions, pieces)
+
+
+@task(**_RETRY)
+def split_labels(judgments_url: str, work_url: str, partitions: int) -> list[list[int]]:
+    return partition_labels(parse_judgments(read_bytes(judgments_url), judgments_url), work_url, partitions)
+
+
+@task(**_RETRY)
+def classify_one(work_url: str, partition: int, elsewhere: Found | None = None):
+    return classify_partition(work_url, partition, elsewhere)
+
+
+@task(**_RETRY)
+def find_unsettled(work_url: str, partition: int, ids: set[str], shas: set[str]) -> Found:
+    return find_in_partition(work_url, partition, ids, shas)
+
+
+@task(**_RETRY)
+def queue_one(work_url: str, partition: int, result: DriftResult) -> list[dict[str, Any]]:
+    return queue_partition(work_url, partition, result)
+
+
+def _answers_for(found: Found, ids: set[str], shas: set[str]) -> Found:
+    return Found(found.live & ids, {sha: chunk for sha, chunk in found.best.items() if sha in shas})
+
+
+@flow(name="goldkeeper-drift-partitioned", log_prints=True)
+def drift_partitioned(judgments_url: str, corpus_url: str, work_url: str, partitions: int = 8,
+                      remote: bool = False) -> tuple[DriftResult, list[dict[str, Any]]]:
+    """Classify and queue ``judgments_url`` against ``corpus_url`` in ``partitions`` parts.
+    Returns the merged result (findings in input order) and the re-judgment queue."""
+    if partitions < 1:
+        raise ValueError(f"partitions: must be at least 1, got {partitions}")
+    for url in (judgments_url, corpus_url, work_url):
+        require_shared_storage(url, remote)
+    groups = source_groups(corpus_url, partitions)
+    mapped = [map_shards.submit(corpus_url, shards, work_url, partitions, mapper)
+              for mapper, shards in enumerate(groups)]
+    labels = split_labels.submit(judgments_url, work_url, partitions)
+    write_manifests(corpus_url, work_url, partitions, [future.result() for future in mapped])
+    positions = labels.result()
+    first = [future.result() for future in [classify_one.submit(work_url, p) for p in range(partitions)]]
+    results = [result for result, _ in first]
+    ids = set().union(*(asked[0] for _, asked in first))
+    shas = set().union(*(asked[1] for _, asked in first))
+    if ids or shas:
+        found = merge_found(future.result() for future in
+                            [find_unsettled.submit(work_url, p, ids, shas) for p in range(partitions)])
+        again = {}
+        for p, (_, (own_ids, own_shas)) in enumerate(first):
+            answers = _answers_for(found, own_ids, own_shas)
+            if answers.live or answers.best:  # else nothing elsewhere changes this partition
+                again[p] = classify_one.submit(work_url, p, answers)
+        for p, future in again.items():
+            results[p] = future.result()[0]
+    queues = [future.result() for future in
+              [queue_one.submit(work_url, p, results[p]) for p in range(partitions)]]
+    total = sum(len(members) for members in positions)
+    merged = merge_partitions(zip(positions, results), total, open_corpus(corpus_url).corpus_fingerprint)
+    queue: list[dict[str, Any] | None] = [None] * total
+    for members, result, items in zip(positions, results, queues):
+        # Queue items follow their labels: place each partition's items at its labels' positions.
+        flagged = [position for position, finding in zip(members, result.findings)
+                   if finding["status"] in ("SPLIT", "ORPHANED", "MERGED")]
+        for position, item in zip(flagged, items, strict=True):
+            queue[position] = item
+    print(f"drift over {partitions} partitions: {merged.summary}")
+    return merged, [item for item in queue if item is not None]

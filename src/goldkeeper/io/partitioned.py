@@ -1,0 +1,199 @@
+"""Partitioned drift: a corpus snapshot and its judgments split by a hash of doc_uri, each
+partition classified on its own (by a Prefect task, on threads or Dask workers), the results
+merged into exactly what one process gives (spec/scaling.md).
+
+Every function here is one task's body: it reads its inputs from storage URLs and writes its
+outputs to storage, so a task can run on any worker that reaches the storage (S3 for a remote
+cluster) and can be retried alone. The layout under a work URL:
+
+    corpus/p0003/from-00001.jsonl.gz   chunks of source shard group 1 that fall in partition 3
+    corpus/p0003/manifest.json         partition 3 as a sharded snapshot (its pieces)
+    labels/p0003.jsonl                 the labels of partition 3, canonical, in input order
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import io
+import json
+from collections.abc import Iterator, Sequence
+from contextlib import ExitStack
+from typing import Any
+
+from pydantic_core import from_json
+
+from goldkeeper.core.drift import (
+    Corpus,
+    DriftResult,
+    Found,
+    classify,
+    find,
+    partition_of,
+    rejudgment_queue,
+    unsettled,
+)
+from goldkeeper.core.judgments import dump_judgments, parse_judgments
+from goldkeeper.errors import InputError, UsageError
+from goldkeeper.io.files import is_local, open_write_atomic, read_bytes, source_name
+from goldkeeper.io.snapshots import FORMAT, MANIFEST, ShardedCorpus, _HashingWriter, open_corpus
+from goldkeeper.models.judgment import Judgment
+
+__all__ = [
+    "classify_partition",
+    "find_in_partition",
+    "map_corpus",
+    "partition_labels",
+    "queue_partition",
+    "require_shared_storage",
+    "source_groups",
+    "write_partition_manifests",
+]
+
+
+def _join(base: str, *names: str) -> str:
+    return "/".join([base.rstrip("/"), *names])
+
+
+def partition_dir(work_url: str, partition: int) -> str:
+    return _join(work_url, "corpus", f"p{partition:04d}")
+
+
+def labels_url(work_url: str, partition: int) -> str:
+    return _join(work_url, "labels", f"p{partition:04d}.jsonl")
+
+
+def require_shared_storage(url: str, remote: bool) -> None:
+    """A remote cluster's workers cannot read this machine's disk: refuse local URLs then."""
+    if remote and is_local(url):
+        raise UsageError(f"'{url}' is on this machine's disk, which the workers of a remote Dask cluster "
+                         "cannot read; put the snapshot, judgments and work directory on shared storage "
+                         "(s3://...), or use a local cluster")
+
+
+def source_groups(corpus_url: str, groups: int) -> list[list[int]]:
+    """The snapshot's shards dealt into at most ``groups`` groups, one per map task (a
+    corpus.json is one group of its own)."""
+    corpus = open_corpus(corpus_url)
+    if not isinstance(corpus, ShardedCorpus):
+        return [[0]]
+    count = len(corpus.shards)
+    return [list(range(start, count, groups)) for start in range(min(groups, count))]
+
+
+def _chunk_line(chunk: Any) -> bytes:
+    row = {"chunk_id": chunk.chunk_id, "doc_uri": chunk.doc_uri, "ordinal": chunk.ordinal, "text": chunk.text,
+           "text_sha": chunk.text_sha, "start_index": chunk.start_index}
+    return json.dumps({k: v for k, v in row.items() if v is not None}, ensure_ascii=False,
+                      separators=(",", ":")).encode("utf-8") + b"\n"
+
+
+def _source_lines(corpus: ShardedCorpus | Corpus, shards: Sequence[int]) -> Iterator[tuple[str, bytes]]:
+    """(doc_uri, stored line) for every chunk of the given shards; lines are copied, not
+    re-encoded, and every shard is checked against its manifest as it is read."""
+    if isinstance(corpus, Corpus):
+        for chunk in corpus:
+            yield chunk.doc_uri, _chunk_line(chunk)
+        return
+    for index in shards:
+        source = source_name(corpus.shard_url(index))
+        for line_number, line in corpus.shard_lines(index):
+            try:
+                doc_uri = from_json(line, allow_inf_nan=False).get("doc_uri")
+            except (ValueError, AttributeError):
+                doc_uri = None
+            if not isinstance(doc_uri, str) or not doc_uri:
+                raise InputError(source, "required, must be a non-empty string", line=line_number,
+                                 field="doc_uri", found="a chunk without one")
+            yield doc_uri, line if line.endswith(b"\n") else line + b"\n"
+
+
+def map_corpus(corpus_url: str, shards: Sequence[int], work_url: str, partitions: int, mapper: int) -> list[dict[str, Any]]:
+    """Split source shards ``shards`` of the snapshot by partition: one gzip piece per
+    partition that gets chunks, each streamed to storage and committed atomically when all
+    are complete. Returns each piece as a manifest shard entry with its partition:
+    ``{partition, path, sha256, chunks}``."""
+    corpus = open_corpus(corpus_url)
+    name = f"from-{mapper:05d}.jsonl.gz"
+    open_pieces: dict[int, tuple[Any, Any, Any, list[int]]] = {}
+    with ExitStack() as stack:
+        for doc_uri, line in _source_lines(corpus, shards):
+            partition = partition_of(doc_uri, partitions)
+            piece = open_pieces.get(partition)
+            if piece is None:
+                handle = stack.enter_context(open_write_atomic(_join(partition_dir(work_url, partition), name)))
+                digest = hashlib.sha256()
+                zipped = gzip.GzipFile(fileobj=_HashingWriter(handle, digest), mode="wb", mtime=0, compresslevel=1)
+                piece = open_pieces[partition] = (io.BufferedWriter(zipped, 1 << 20), zipped, digest, [0])  # type: ignore[arg-type]
+            piece[0].write(line)
+            piece[3][0] += 1
+        for buffered, zipped, _, _ in open_pieces.values():
+            buffered.flush()
+            zipped.close()
+    return [{"partition": partition, "path": name, "sha256": digest.hexdigest(), "chunks": count[0]}
+            for partition, (_, _, digest, count) in sorted(open_pieces.items())]
+
+
+def write_partition_manifests(corpus_url: str, work_url: str, partitions: int,
+                              pieces: Sequence[Sequence[dict[str, Any]]]) -> list[str]:
+    """One sharded-snapshot manifest per partition, listing its pieces from every map task,
+    with the source snapshot's fingerprints. Returns the manifest URLs, by partition."""
+    corpus = open_corpus(corpus_url)
+    by_partition: list[list[dict[str, Any]]] = [[] for _ in range(partitions)]
+    for mapped in pieces:
+        for piece in mapped:
+            by_partition[piece["partition"]].append({k: piece[k] for k in ("path", "sha256", "chunks")})
+    urls = []
+    for partition, shards in enumerate(by_partition):
+        shards.sort(key=lambda shard: shard["path"])
+        manifest = {
+            "format": FORMAT,
+            "corpus_fingerprint": corpus.corpus_fingerprint,
+            "chunker_fingerprint": corpus.chunker_fingerprint,
+            "counts": {"chunks": sum(shard["chunks"] for shard in shards), "shards": len(shards)},
+            "shards": shards,
+            "partition": {"of": partitions, "index": partition, "key": "sha256(doc_uri)[:8] mod of"},
+        }
+        url = _join(partition_dir(work_url, partition), MANIFEST)
+        with open_write_atomic(url) as handle:
+            handle.write((json.dumps(manifest, ensure_ascii=False, indent=1) + "\n").encode("utf-8"))  # type: ignore[attr-defined]
+        urls.append(url)
+    return urls
+
+
+def partition_labels(labels: Sequence[Judgment], work_url: str, partitions: int) -> list[list[int]]:
+    """Write each partition's labels (canonical JSONL, input order kept) and return the input
+    positions of each partition's labels, which put the merged findings back in order."""
+    positions: list[list[int]] = [[] for _ in range(partitions)]
+    for position, label in enumerate(labels):
+        positions[partition_of(label.doc_uri, partitions)].append(position)
+    for partition, members in enumerate(positions):
+        with open_write_atomic(labels_url(work_url, partition)) as handle:
+            handle.write(dump_judgments(labels[i] for i in members).encode("utf-8"))  # type: ignore[attr-defined]
+    return positions
+
+
+def _partition(work_url: str, partition: int) -> tuple[list[Judgment], ShardedCorpus]:
+    url = labels_url(work_url, partition)
+    return (parse_judgments(read_bytes(url), url),
+            ShardedCorpus(_join(partition_dir(work_url, partition), MANIFEST)))
+
+
+def classify_partition(work_url: str, partition: int, elsewhere: Found | None = None
+                       ) -> tuple[DriftResult, tuple[set[str], set[str]]]:
+    """Classify one partition's labels against its chunks (with what other partitions found
+    for it, on the second round); and the ids and hashes of its labels still unsettled."""
+    labels, corpus = _partition(work_url, partition)
+    result = classify(labels, corpus, elsewhere=elsewhere)
+    return result, unsettled(labels, result)
+
+
+def find_in_partition(work_url: str, partition: int, ids: set[str], shas: set[str]) -> Found:
+    """What one partition's chunks hold of the asked ids and text hashes."""
+    return find(ShardedCorpus(_join(partition_dir(work_url, partition), MANIFEST)), ids, shas)
+
+
+def queue_partition(work_url: str, partition: int, result: DriftResult) -> list[dict[str, Any]]:
+    """The re-judgment queue items of one partition's labels (candidates from its documents)."""
+    labels, corpus = _partition(work_url, partition)
+    return rejudgment_queue(labels, result, corpus)

@@ -1,0 +1,187 @@
+"""Partitioned drift on Prefect's thread pool and on a real Dask LocalCluster of two worker
+processes: exactly the one-process result (findings, fixed judgments, queue), including texts
+that moved to a document in another partition; and a worker killed mid-run is retried."""
+
+from __future__ import annotations
+
+import json
+import random
+
+import pytest
+
+import goldkeeper
+from goldkeeper.core.drift import classify, fix, partition_of, rejudgment_queue
+from goldkeeper.io.snapshots import open_corpus, write_sharded_snapshot
+
+pytest.importorskip("prefect_dask")
+
+PARTITIONS = 4
+
+
+def _text(rng: random.Random, tag: str) -> str:
+    words = ["refund", "plan", "annual", "billing", "credit", "contract", "audit", "export", "region", "quota"]
+    return " ".join(rng.choice(words) for _ in range(40)) + f" {tag}."
+
+
+def make_case(root, documents: int = 48, seed: int = 5):
+    """Labels on chunks of an old chunking; a new corpus where documents were re-chunked,
+    edited, and where some texts moved to (or also appear in) other documents."""
+    rng = random.Random(seed)
+    texts = {d: [_text(rng, f"d{d}.{i}") for i in range(8)] for d in range(documents)}
+    moved = {}  # a text of document d now lives (only) in document d + 1
+    for d in range(0, documents - 1, 6):
+        moved[d] = texts[d][3]
+    shared = _text(rng, "shared")  # the same text in several documents: a tie across partitions
+    rows = []
+    for d in range(documents):
+        doc = f"doc://{d}"
+        own = [t for i, t in enumerate(texts[d]) if not (d in moved and i == 3)]
+        if d - 1 in moved:
+            own.append(moved[d - 1])
+        if d % 5 == 0:
+            own.append(shared)
+        if d % 4 == 1:  # re-chunked: neighbours merged
+            own = [own[0] + " " + own[1], *own[2:]]
+        if d % 4 == 2:  # a chunk split in two
+            own = [own[0][:120], own[0][120:], *own[1:]]
+        if d % 7 == 3:  # an edit
+            own[2] = own[2].replace(" ", " edited ", 2)
+        rows += [{"doc_uri": doc, "doc_revision": "r2", "ordinal": i, "text": t} for i, t in enumerate(own)]
+    labels = []
+    for d in range(documents):
+        doc = f"doc://{d}"
+        for i in range(0, 8, 2 if d % 3 else 1):
+            text = texts[d][i]
+            labels.append({"query_id": f"q{d}.{i}", "doc_uri": doc,
+                           "chunk_id": goldkeeper.chunk_id(doc, "r1", i, text, "old"), "chunk_text": text,
+                           "relevance": 1 + i % 3, "corpus_fingerprint": "old"})
+        if d % 5 == 0:
+            labels.append({"query_id": f"q{d}.shared", "doc_uri": f"doc://{d + 1}",  # not in its own doc
+                           "chunk_id": goldkeeper.chunk_id(f"doc://{d + 1}", "r1", 9, shared, "old"),
+                           "text_sha": goldkeeper.text_sha(shared), "relevance": 2, "corpus_fingerprint": "old"})
+        labels.append({"query_id": f"q{d}.doc", "doc_uri": doc if d % 9 else f"doc://gone{d}", "relevance": 1})
+    live_elsewhere = rows[len(rows) // 2]  # a label whose doc_uri disagrees with its (live) chunk id
+    labels.append({"query_id": "q-inconsistent", "doc_uri": "doc://0",
+                   "chunk_id": goldkeeper.chunk_id(live_elsewhere["doc_uri"], "r2", live_elsewhere["ordinal"],
+                                                   live_elsewhere["text"], "new"), "relevance": 1})
+    judgments = root / "judgments.jsonl"
+    judgments.write_text("".join(json.dumps(row) + "\n" for row in labels))
+    snapshot = root / "snapshot"
+    write_sharded_snapshot(str(snapshot), rows, "new", shard_chunks=60)
+    return judgments, snapshot
+
+
+@pytest.fixture(scope="module")
+def case(tmp_path_factory):
+    root = tmp_path_factory.mktemp("scale")
+    judgments, snapshot = make_case(root)
+    labels = goldkeeper.parse_judgments(judgments.read_bytes())
+    corpus = open_corpus(str(snapshot))
+    one = classify(labels, corpus)
+    # The case reaches across partitions: a text re-anchored into a document of another one.
+    crossing = [f for f in one.findings if f.get("cross_document")
+                and partition_of(f["doc_uri"], PARTITIONS) != partition_of(f["reanchor_doc_uri"], PARTITIONS)]
+    assert crossing
+    assert {f["status"] for f in one.findings} == {"VALID", "RE_ANCHORABLE", "MERGED", "SPLIT", "ORPHANED"}
+    return root, judgments, snapshot, labels, one, rejudgment_queue(labels, one, corpus)
+
+
+def _same(case, merged, queue):
+    _, _, _, labels, one, one_queue = case
+    assert merged.findings == one.findings
+    assert merged.summary == one.summary
+    assert merged.chunks.keys() == one.chunks.keys()
+    assert (merged.corpus_chunks, merged.corpus_documents) == (one.corpus_chunks, one.corpus_documents)
+    assert merged.judgments_fingerprint == one.judgments_fingerprint
+    assert goldkeeper.dump_judgments(fix(labels, merged)[0]) == goldkeeper.dump_judgments(fix(labels, one)[0])
+    assert queue == one_queue
+
+
+def test_threads_give_the_one_process_result(prefect_server, case, tmp_path):
+    from goldkeeper.flows.scale import drift_partitioned, task_runner
+
+    _, judgments, snapshot, *_ = case
+    merged, queue = drift_partitioned.with_options(task_runner=task_runner(None, 2))(
+        str(judgments), str(snapshot), str(tmp_path / "work"), PARTITIONS)
+    _same(case, merged, queue)
+
+
+def test_a_dask_local_cluster_gives_the_one_process_result(prefect_server, case, tmp_path):
+    from goldkeeper.flows.scale import drift_partitioned, task_runner
+
+    _, judgments, snapshot, *_ = case
+    merged, queue = drift_partitioned.with_options(task_runner=task_runner("local", 2))(
+        str(judgments), str(snapshot), str(tmp_path / "work"), PARTITIONS)
+    _same(case, merged, queue)
+
+
+def test_a_remote_cluster_refuses_local_storage(prefect_server, case, tmp_path):
+    from goldkeeper.flows.scale import drift_partitioned
+
+    from goldkeeper.errors import UsageError
+
+    _, judgments, snapshot, *_ = case
+    with pytest.raises(UsageError, match="workers of a remote Dask cluster cannot read"):
+        drift_partitioned(str(judgments), str(snapshot), str(tmp_path / "work"), PARTITIONS, remote=True)
+
+
+def _workers():
+    import psutil
+
+    return [child for child in psutil.Process().children(recursive=True)
+            if any("spawn_main" in part or "forkserver" in part for part in child.cmdline())]
+
+
+def test_a_worker_killed_mid_run_is_retried_and_the_result_is_unchanged(prefect_server, tmp_path):
+    """Both workers are killed (SIGKILL) while partitions are being classified; the nannies
+    restart them, the lost tasks run again, and the result is still the one-process one."""
+    import threading
+    import time
+
+    from goldkeeper.flows.scale import drift_partitioned, task_runner
+    from prefect.client.orchestration import get_client
+    from prefect.client.schemas.filters import (
+        TaskRunFilter,
+        TaskRunFilterName,
+        TaskRunFilterState,
+        TaskRunFilterStateName,
+    )
+
+    judgments, snapshot = make_case(tmp_path, documents=2400, seed=9)
+    labels = goldkeeper.parse_judgments(judgments.read_bytes())
+    corpus = open_corpus(str(snapshot))
+    one = classify(labels, corpus)
+    out: dict = {}
+
+    def run():
+        try:
+            out["result"] = drift_partitioned.with_options(task_runner=task_runner("local", 2))(
+                str(judgments), str(snapshot), str(tmp_path / "work"), PARTITIONS)
+        except BaseException as error:  # noqa: BLE001 - reported by the assertion below
+            out["error"] = error
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    killed = []
+    deadline = time.monotonic() + 300
+    with get_client(sync_client=True) as client:
+        while thread.is_alive() and not killed and time.monotonic() < deadline:
+            running = client.read_task_runs(task_run_filter=TaskRunFilter(
+                name=TaskRunFilterName(like_="classify_one"), state=TaskRunFilterState(name=TaskRunFilterStateName(any_=["Running"]))))
+            if running:
+                for worker in _workers():
+                    worker.kill()
+                    killed.append(worker.pid)
+            time.sleep(0.05)
+        thread.join(600)
+        assert killed, "the partitions were classified before a worker could be killed"
+        assert "error" not in out, out.get("error")
+        merged, queue = out["result"]
+        assert merged.findings == one.findings
+        assert queue == rejudgment_queue(labels, one, corpus)
+        runs = client.read_task_runs(task_run_filter=TaskRunFilter(name=TaskRunFilterName(like_="classify_one")))
+        # A partition that was running on a killed worker ran again: its history enters
+        # Running twice (Dask re-ran the task run; Prefect's engine recorded it again).
+        histories = {run.id: [state.name for state in client.read_task_run_states(run.id)] for run in runs}
+        print(histories)
+        assert any(history.count("Running") >= 2 for history in histories.values()), histories
