@@ -7,6 +7,9 @@ partition classified by its own task, on Prefect's thread pool or on Dask throug
         -> [find_unsettled (per partition) -> classify_partition again, where answers changed]
         -> queue_partition (per partition) -> merge
 
+    score_partitioned = split_judgments + split_run_lines -> score_part (per query partition)
+        -> merge values -> summarize (means, strata, intervals) -> report
+
 Choose where tasks run with ``task_runner(cluster, workers)``: None for threads, ``"local"``
 for a Dask LocalCluster of ``workers`` processes, or a scheduler address (``tcp://...``) for
 an existing cluster, whose workers must reach the storage (so ``file://`` is refused).
@@ -21,6 +24,8 @@ from prefect.cache_policies import NO_CACHE
 from prefect.task_runners import ThreadPoolTaskRunner
 
 from goldkeeper.core.drift import DriftResult, Found, merge_found, merge_partitions
+from goldkeeper.core.intervals import BootstrapSpec
+from goldkeeper.core.scoring import QueryValues, merge_query_values, summarize
 from goldkeeper.core.judgments import parse_judgments
 from goldkeeper.io.files import read_bytes
 from goldkeeper.io.partitioned import (
@@ -30,12 +35,15 @@ from goldkeeper.io.partitioned import (
     partition_labels,
     queue_partition,
     require_shared_storage,
+    score_partition,
     source_groups,
+    split_labels_by_query,
+    split_run,
     write_partition_manifests,
 )
 from goldkeeper.io.snapshots import open_corpus
 
-__all__ = ["drift_partitioned", "task_runner"]
+__all__ = ["drift_partitioned", "score_partitioned", "task_runner"]
 
 #: Inputs are large (label sets, drift results): never hashed for a cache key.
 _RETRY = {"retries": 2, "retry_delay_seconds": [1, 5], "cache_policy": NO_CACHE}
@@ -133,3 +141,48 @@ def drift_partitioned(judgments_url: str, corpus_url: str, work_url: str, partit
             queue[position] = item
     print(f"drift over {partitions} partitions: {merged.summary}")
     return merged, [item for item in queue if item is not None]
+
+
+@task(**_RETRY)
+def split_judgments(judgments_url: str, work_url: str, partitions: int):
+    return split_labels_by_query(judgments_url, work_url, partitions)
+
+
+@task(**_RETRY)
+def split_run_lines(run_url: str, work_url: str, partitions: int) -> tuple[str, str]:
+    return split_run(run_url, work_url, partitions)
+
+
+@task(**_RETRY)
+def score_part(work_url: str, partition: int, fmt: str, ks: list[int], threshold: int) -> QueryValues:
+    return score_partition(work_url, partition, fmt, ks, threshold)
+
+
+@task(cache_policy=NO_CACHE)
+def summarize_values(qrels, parts: list[QueryValues], intervals: bool):
+    return summarize(qrels, merge_query_values(parts, qrels), intervals=BootstrapSpec() if intervals else None)
+
+
+@flow(name="goldkeeper-score-partitioned", log_prints=True)
+def score_partitioned(judgments_url: str, run_url: str, work_url: str, partitions: int = 8,
+                      k: list[int] = [10], threshold: int = 1, intervals: bool = True,  # noqa: B006
+                      gates: list[str] = [], generated_at: str | None = None, remote: bool = False):  # noqa: B006
+    """Score a run in ``partitions`` query partitions and merge: the same report as
+    ``goldkeeper score`` on the same files (same bytes with the same ``generated_at``)."""
+    if partitions < 1:
+        raise ValueError(f"partitions: must be at least 1, got {partitions}")
+    for url in (judgments_url, run_url, work_url):
+        require_shared_storage(url, remote)
+    from goldkeeper.flows.evaluate import _now, assemble_report
+
+    run_split = split_run_lines.submit(run_url, work_url, partitions)
+    qrels, validation, judgments_sha = split_judgments(judgments_url, work_url, partitions)
+    fmt, run_sha = run_split.result()
+    parts = [future.result() for future in
+             [score_part.submit(work_url, p, fmt, list(k), threshold) for p in range(partitions)]]
+    result = summarize_values(qrels, parts, intervals)
+    inputs = {"judgments": {"url": judgments_url, "sha256": judgments_sha},
+              "run": {"url": run_url, "sha256": run_sha}}
+    report = assemble_report(result, validation, generated_at or _now(), gates, inputs)
+    print(f"scored over {partitions} partitions: {report.verdict.status}")
+    return report

@@ -253,7 +253,7 @@ def score(
     from goldkeeper.core.scoring import build_qrels
     from goldkeeper.core.scoring import score as score_run
     from goldkeeper.core.validation import Validator
-    from goldkeeper.io.files import write_bytes_atomic
+    from goldkeeper.io.files import report_bytes, write_bytes_atomic
     from goldkeeper.io.forked import split_map, start
     from goldkeeper.core.scoring import Qrels
     from goldkeeper.io.loading import iter_label_blocks, load_baseline, load_run_prefixes
@@ -303,9 +303,7 @@ def score(
     built = build_report(result, validation, generated_at=generated_at, gates=gates,
                          baseline=previous, inputs=inputs, drift=drift_counts, corpus=corpus_info)
     if report or output is ReportFormat.json:
-        import orjson  # several times faster than json for reports with a value per query
-
-        document = orjson.dumps(built.to_json_dict(), option=orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE)
+        document = report_bytes(built)
         if report:
             write_bytes_atomic(report, document)
     if output is ReportFormat.json:
@@ -364,15 +362,13 @@ def eval_(
     Exit 0 when every run PASSes (errors within --max-errors included), else 1."""
     import hashlib
 
-    import orjson
-
     from goldkeeper.core.comparison import compare_scores
     from goldkeeper.core.reporting import apply_error_budget, build_report
     from goldkeeper.core.scoring import build_qrels
     from goldkeeper.core.scoring import score as score_run
     from goldkeeper.core.validation import validate
     from goldkeeper.io.evaluation import judged_queries, retrieve_run
-    from goldkeeper.io.files import write_bytes_atomic
+    from goldkeeper.io.files import report_bytes, write_bytes_atomic
     from goldkeeper.io.loading import load_label_rows
     from goldkeeper.io.retrievers import make_retriever
 
@@ -423,7 +419,7 @@ def eval_(
                   "run": {"url": run_path, "sha256": hashlib.sha256(got.run_bytes).hexdigest(), "system": name}}
         built = build_report(result, validation, generated_at=generated_at, gates=gates, inputs=inputs)
         built = apply_error_budget(built, got.queries, got.errors, max_errors)
-        document = orjson.dumps(built.to_json_dict(), option=orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE)
+        document = report_bytes(built)
         write_bytes_atomic(os.path.join(out, f"report-{slug}.json"), document)
         if report and not reports:
             write_bytes_atomic(report, document)

@@ -185,3 +185,44 @@ def test_a_worker_killed_mid_run_is_retried_and_the_result_is_unchanged(prefect_
         histories = {run.id: [state.name for state in client.read_task_run_states(run.id)] for run in runs}
         print(histories)
         assert any(history.count("Running") >= 2 for history in histories.values()), histories
+
+
+def _scoring_case(root):
+    """Judgments with strata, grades 0-3, queries without positives; a TREC run with score
+    ties, queries missing and queries nobody judged."""
+    rng = random.Random(11)
+    labels, lines = [], []
+    for q in range(400):
+        stratum = ["faq", "howto", "api"][q % 3]
+        for d in rng.sample(range(60), 6):
+            labels.append({"query_id": f"q{q}", "doc_uri": f"doc://{d}", "relevance": rng.choice([0, 0, 1, 2, 3]),
+                           "stratum": stratum})
+        if q % 13 == 0:
+            continue  # missing from the run
+        for rank, d in enumerate(rng.sample(range(60), 30)):
+            lines.append(f"q{q} Q0 doc://{d} {rank + 1} {round(30 - rank + rng.choice([0, 0, 0.5]), 2)} sys")
+    lines += [f"unjudged{i} Q0 doc://1 1 1.0 sys" for i in range(5)]
+    judgments = root / "judgments.jsonl"
+    judgments.write_text("".join(json.dumps(row) + "\n" for row in labels))
+    run = root / "run.trec"
+    run.write_text("\n".join(lines) + "\n")
+    return judgments, run
+
+
+@pytest.mark.parametrize("cluster", [None, "local"])
+def test_query_partitioned_scoring_writes_the_one_process_report(prefect_server, tmp_path, cluster):
+    """Same bytes as `goldkeeper score` with the same --now: values merged per query first,
+    then means, strata and intervals on the merged vectors."""
+    from goldkeeper.flows.scale import score_partitioned, task_runner
+    from goldkeeper.io.files import report_bytes
+    from tests.conftest import run_cli
+
+    judgments, run = _scoring_case(tmp_path)
+    now = "2026-11-30T00:00:00Z"
+    cli = run_cli("score", "--judgments", str(judgments), "--run", str(run), "-k", "5,10", "--now", now,
+                  "--gate", "ndcg@10:0.2", "--format", "json")
+    assert cli.code in (0, 1), cli.stderr
+    report = score_partitioned.with_options(task_runner=task_runner(cluster, 2))(
+        str(judgments), str(run), str(tmp_path / "work"), 5, k=[5, 10], gates=["ndcg@10:0.2"], generated_at=now)
+    assert report.per_stratum and report.metrics["ndcg@10"].ci is not None
+    assert report_bytes(report) == cli.stdout.encode()

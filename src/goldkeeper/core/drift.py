@@ -394,10 +394,11 @@ def _label_sha(row: Mapping[str, Any]) -> tuple[str | None, bool]:
     return sha, False
 
 
-def partition_of(doc_uri: str, partitions: int) -> int:
-    """The partition of a document: its sha256's first 8 bytes modulo ``partitions``. Stable
-    across processes and machines (Python's ``hash`` of a string is not)."""
-    return int.from_bytes(hashlib.sha256(doc_uri.encode("utf-8")).digest()[:8], "big") % partitions
+def partition_of(key: str, partitions: int) -> int:
+    """The partition of a key (a doc_uri for drift, a query id for scoring): the first 8 bytes
+    of its sha256, modulo ``partitions``. Stable across processes and machines (Python's
+    ``hash`` of a string is not)."""
+    return int.from_bytes(hashlib.sha256(key.encode("utf-8")).digest()[:8], "big") % partitions
 
 
 @dataclass

@@ -12,6 +12,7 @@ import os
 import sys
 import tempfile
 from collections.abc import Iterable, Iterator
+from typing import Any
 
 from goldkeeper.core.judgments import dump_judgments, iter_judgments
 from goldkeeper.errors import InputError, StorageError
@@ -123,6 +124,14 @@ def iter_blocks(url: str, size: int = 4 << 20, *, start: int = 0, stop: int | No
             yield data[:cut]
         if rest:
             yield rest
+
+
+def report_bytes(report: Any) -> bytes:
+    """A report's JSON document as goldkeeper writes it everywhere (indent 2, final newline):
+    identical inputs give identical bytes. orjson is several times faster than json here."""
+    import orjson
+
+    return orjson.dumps(report.to_json_dict(), option=orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE)
 
 
 def read_bytes(url: str) -> bytes:

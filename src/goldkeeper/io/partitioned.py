@@ -9,6 +9,14 @@ cluster) and can be retried alone. The layout under a work URL:
     corpus/p0003/from-00001.jsonl.gz   chunks of source shard group 1 that fall in partition 3
     corpus/p0003/manifest.json         partition 3 as a sharded snapshot (its pieces)
     labels/p0003.jsonl                 the labels of partition 3, canonical, in input order
+
+Scoring partitions by a hash of query id instead (``split_labels_by_query``, ``split_run``,
+``score_partition``): every query's labels and run entry meet in one partition, which gives
+that query's metric values; the driver merges the values and computes means, strata and
+intervals on the merged vectors, exactly as one process does.
+
+    scoring/labels-p0003.jsonl         label rows of the queries of partition 3
+    scoring/run-p0003.<jsonl|trec>     their run lines, as in the run file
 """
 
 from __future__ import annotations
@@ -21,6 +29,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import ExitStack
 from typing import Any
 
+import orjson
 from pydantic_core import from_json
 
 from goldkeeper.core.drift import (
@@ -34,8 +43,11 @@ from goldkeeper.core.drift import (
     unsettled,
 )
 from goldkeeper.core.judgments import dump_judgments, parse_judgments
+from goldkeeper.core.scoring import Qrels, QueryValues, build_qrels, query_values
+from goldkeeper.core.validation import ValidationResult, Validator
 from goldkeeper.errors import InputError, UsageError
 from goldkeeper.io.files import is_local, open_write_atomic, read_bytes, source_name
+from goldkeeper.io.loading import iter_label_blocks, load_run_prefixes
 from goldkeeper.io.snapshots import FORMAT, MANIFEST, ShardedCorpus, _HashingWriter, open_corpus
 from goldkeeper.models.judgment import Judgment
 
@@ -46,7 +58,10 @@ __all__ = [
     "partition_labels",
     "queue_partition",
     "require_shared_storage",
+    "score_partition",
     "source_groups",
+    "split_labels_by_query",
+    "split_run",
     "write_partition_manifests",
 ]
 
@@ -197,3 +212,67 @@ def queue_partition(work_url: str, partition: int, result: DriftResult) -> list[
     """The re-judgment queue items of one partition's labels (candidates from its documents)."""
     labels, corpus = _partition(work_url, partition)
     return rejudgment_queue(labels, result, corpus)
+
+
+def _scoring_url(work_url: str, name: str, partition: int, suffix: str) -> str:
+    return _join(work_url, "scoring", f"{name}-p{partition:04d}.{suffix}")
+
+
+def split_labels_by_query(judgments_url: str, work_url: str, partitions: int, fmt: str | None = None
+                          ) -> tuple[Qrels, ValidationResult, str]:
+    """Read the judgments once (any format ``score`` reads): validate them, group them for
+    scoring, and write each query partition's label rows. Returns the grouping (the driver
+    merges and summarizes with it), the validation and the file's sha256."""
+    blocks, hashed = iter_label_blocks(judgments_url, fmt)
+    validator = Validator()
+    qrels = Qrels()
+    with ExitStack() as stack:
+        sinks = [stack.enter_context(open_write_atomic(_scoring_url(work_url, "labels", p, "jsonl")))
+                 for p in range(partitions)]
+        for block in blocks:
+            validator.add_many(block)
+            build_qrels(block, qrels)
+            lines: list[list[bytes]] = [[] for _ in range(partitions)]
+            for row in block:
+                lines[partition_of(row["query_id"], partitions)].append(orjson.dumps(row) + b"\n")
+            for sink, chunk in zip(sinks, lines):
+                sink.write(b"".join(chunk))  # type: ignore[attr-defined]
+    return qrels, validator.result(), hashed.hexdigest()
+
+
+def split_run(run_url: str, work_url: str, partitions: int, fmt: str | None = None) -> tuple[str, str]:
+    """Copy each line of a run file into its query's partition, unparsed but for the query id
+    (a TREC line's first column, a JSONL line's ``query_id``). Returns the format and the
+    file's sha256. A line whose query id cannot be read goes to partition 0, whose reader
+    then reports it."""
+    data = read_bytes(run_url)
+    if fmt is None:
+        head = next((line.lstrip() for line in data.splitlines() if line.strip()), b"")
+        fmt = "jsonl" if head.startswith(b"{") or not head else "trec"
+    if fmt not in ("jsonl", "trec"):
+        raise UsageError(f"unknown run format '{fmt}', expected jsonl or trec")
+    pieces: list[list[bytes]] = [[] for _ in range(partitions)]
+    for line in data.splitlines(keepends=True):
+        if fmt == "trec":
+            parts = line.split(None, 1)
+            query = parts[0].decode("utf-8", "replace") if parts else None
+        else:
+            try:
+                query = from_json(line).get("query_id") if line.strip() else None
+            except (ValueError, AttributeError):
+                query = None
+        pieces[partition_of(query, partitions) if isinstance(query, str) else 0].append(line)
+    for partition, lines in enumerate(pieces):
+        with open_write_atomic(_scoring_url(work_url, "run", partition, fmt)) as handle:
+            handle.write(b"".join(lines))  # type: ignore[attr-defined]
+    return fmt, hashlib.sha256(data).hexdigest()
+
+
+def score_partition(work_url: str, partition: int, fmt: str, ks: Sequence[int], threshold: int) -> QueryValues:
+    """The metric values of one query partition's scored queries."""
+    qrels = Qrels()
+    url = _scoring_url(work_url, "labels", partition, "jsonl")
+    for block in iter_label_blocks(url, "jsonl")[0]:
+        build_qrels(block, qrels)
+    entries, _ = load_run_prefixes(_scoring_url(work_url, "run", partition, fmt), fmt, max(ks))
+    return query_values(qrels, entries, list(ks), threshold)
