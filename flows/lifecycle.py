@@ -4,6 +4,9 @@ and score the runs on the repaired judgments.
     on_reindex = [snapshot_corpus] -> check_drift -> fix_recoverable -> open_rejudgment_queue
                  -> evaluate (per run)
 
+With ``partitions``, drift and the queue run as the drift_partitioned subflow instead
+(goldkeeper.flows.scale), on threads or on Dask (``cluster``: "local" or a scheduler address).
+
 The suite's judgments live on storage (judgments/<suite>/current.jsonl, every version kept);
 a fix is written with compare-and-swap against the version read, so two flows on one suite
 cannot interleave a rewrite.
@@ -11,6 +14,7 @@ cannot interleave a rewrite.
 
 from __future__ import annotations
 
+import uuid
 from typing import Any
 
 from prefect import flow, task
@@ -18,6 +22,7 @@ from prefect.artifacts import create_markdown_artifact, create_progress_artifact
 
 from goldkeeper.core.drift import classify, fix, rejudgment_queue
 from goldkeeper.core.judgments import dump_judgments, parse_judgments
+from goldkeeper.io.partitioned import remove_work, stage_judgments
 from goldkeeper.io.snapshots import open_corpus
 from goldkeeper.io.storage import (
     current_judgments_url,
@@ -106,6 +111,28 @@ def publish_rejudgment_queue(storage_url: str, suite: str, items: list[dict[str,
     return publish_queue(storage_url, suite, items, stamp)
 
 
+@task(retries=3, retry_delay_seconds=[1, 5, 20], timeout_seconds=900)
+def stage_labels(work_url: str, data: bytes) -> str:
+    return stage_judgments(work_url, data)
+
+
+@task(retries=2, retry_delay_seconds=[2, 10], timeout_seconds=900)
+def clean_work(work_url: str) -> None:
+    remove_work(work_url)
+
+
+def _partitioned_drift(storage_url: str, suite: str, data: bytes, corpus_url: str, partitions: int,
+                       cluster: str | None, workers: int):
+    from goldkeeper.flows.scale import drift_partitioned, task_runner
+
+    work_url = f"{storage_url.rstrip('/')}/work/{suite_slug(suite)}/{uuid.uuid4().hex[:12]}"
+    staged = stage_labels(work_url, data)
+    result, items = drift_partitioned.with_options(task_runner=task_runner(cluster, workers))(
+        staged, corpus_url, work_url, partitions, remote=cluster not in (None, "local"))
+    clean_work(work_url)
+    return result, items
+
+
 @flow(name="goldkeeper-on-reindex", log_prints=True)
 def on_reindex(
     suite: str,
@@ -116,11 +143,16 @@ def on_reindex(
     gates: list[str] = [],  # noqa: B006
     chunks_url: str | None = None,
     chunker: str | None = None,
+    partitions: int = 0,
+    cluster: str | None = None,
+    workers: int = 2,
 ) -> dict[str, Any]:
     """The lifecycle after a re-index: [snapshot], drift, fix, queue, then evaluate each run.
 
     Give ``corpus_url`` (a snapshot) or ``chunks_url`` and ``chunker`` (chunker output, which
-    is snapshotted to storage first)."""
+    is snapshotted to storage first). ``partitions`` > 0 splits drift by doc_uri over that
+    many tasks, on threads, or on Dask: ``cluster`` "local" (a LocalCluster of ``workers``
+    processes) or a scheduler address (storage must then be shared, s3://...)."""
     storage_url = storage_url or default_root()
     if corpus_url is None:
         if not (chunks_url and chunker):
@@ -129,13 +161,16 @@ def on_reindex(
     stamp = _now()
     data, sha = read_judgments(storage_url, suite)
     labels = parse_judgments(data, current_judgments_url(storage_url, suite))
-    corpus = read_corpus(corpus_url)
-    result = check_drift(labels, corpus)
+    if partitions > 0:
+        result, items = _partitioned_drift(storage_url, suite, data, corpus_url, partitions, cluster, workers)
+    else:
+        corpus = read_corpus(corpus_url)
+        result = check_drift(labels, corpus)
+        items = open_rejudgment_queue(labels, result, corpus)
     fixed, moved = fix_recoverable(labels, result)
     version = None
     if moved:
         version, _ = write_version(storage_url, suite, dump_judgments(fixed).encode("utf-8"), sha)
-    items = open_rejudgment_queue(labels, result, corpus)
     queue_url = publish_rejudgment_queue(storage_url, suite, items, stamp)
     summary = result.summary
     create_markdown_artifact(

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import socket
 import subprocess
 import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -97,3 +99,41 @@ def capreolus_data():
 
         return {name: member(name) for name in (
             "qrels.robust2004.txt", "rob04_yang19_rm3.run", "qrels.antique.txt")}
+
+
+@pytest.fixture(scope="session")
+def s3():
+    """A moto S3 server on a free loopback port, with fsspec pointed at it (in this process,
+    and through FSSPEC_S3_* variables in every process started after, Dask workers included)."""
+    import fsspec.config
+
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    sock.close()
+    server = subprocess.Popen([sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            socket.create_connection(("127.0.0.1", port), 0.2).close()
+            break
+        except OSError:
+            if time.monotonic() > deadline or server.poll() is not None:
+                server.kill()
+                pytest.fail("moto server did not start")
+            time.sleep(0.1)
+    mp = pytest.MonkeyPatch()
+    for name, value in (("AWS_ACCESS_KEY_ID", "test"), ("AWS_SECRET_ACCESS_KEY", "test"),
+                        ("AWS_DEFAULT_REGION", "us-east-1")):
+        mp.setenv(name, value)
+    mp.setenv("FSSPEC_S3_ENDPOINT_URL", f"http://127.0.0.1:{port}")
+    mp.setenv("FSSPEC_S3_SKIP_INSTANCE_CACHE", "true")
+    mp.setitem(fsspec.config.conf, "s3", {"endpoint_url": f"http://127.0.0.1:{port}", "skip_instance_cache": True})
+    import fsspec
+
+    fsspec.filesystem("s3").mkdir("goldkeeper-test")
+    yield "s3://goldkeeper-test"
+    mp.undo()
+    server.terminate()
+    server.wait(timeout=10)

@@ -96,7 +96,8 @@ def test_goldkeeper_demo_runs_the_whole_lifecycle_end_to_end(tmp_path, monkeypat
     assert len(list((tmp_path / "store" / "reports" / "help-center-run-a").iterdir())) == 1  # evaluated once
 
 
-def test_on_reindex_fixes_queues_versions_and_evaluates(prefect_server, tmp_path):
+@pytest.mark.parametrize("partitioned", [{}, {"partitions": 3}], ids=["one-task", "partitioned"])
+def test_on_reindex_fixes_queues_versions_and_evaluates(prefect_server, tmp_path, partitioned):
     from goldkeeper.flows.lifecycle import on_reindex
     from goldkeeper.io.storage import write_judgments_version
 
@@ -107,7 +108,7 @@ def test_on_reindex_fixes_queues_versions_and_evaluates(prefect_server, tmp_path
     run = tmp_path / "run.jsonl"
     run.write_text('{"query_id": "q1", "ranking": ["c1:926073213714b1c617790e335bb0fabc"]}\n')
     outcome = on_reindex(suite="refunds", corpus_url=str(case / "corpus.json"), run_urls=[str(run)], storage_url=root,
-                         k=[1], gates=["drift:0.1"])
+                         k=[1], gates=["drift:0.1"], **partitioned)
     assert outcome["drift"]["invalid_ratio"] == 0.75
     assert outcome["reanchored"] == 1
     versions = sorted(p.name for p in (tmp_path / "store" / "judgments" / "refunds" / "versions").iterdir())
@@ -122,7 +123,9 @@ def test_on_reindex_fixes_queues_versions_and_evaluates(prefect_server, tmp_path
     found = _artifacts(["goldkeeper-refunds-drift", "goldkeeper-refunds-summary"])
     assert "queued for a person 2" in found["goldkeeper-refunds-drift"].data
     again = on_reindex(suite="refunds", corpus_url=str(case / "corpus.json"), run_urls=[str(run)],
-                       storage_url=root, k=[1], gates=["drift:0.1"])
+                       storage_url=root, k=[1], gates=["drift:0.1"], **partitioned)
+    assert not (tmp_path / "store" / "work" / "refunds").exists() or \
+        not any((tmp_path / "store" / "work" / "refunds").iterdir())  # partitions cleaned up
     assert again["queue_url"] == outcome["queue_url"] and again["judgments_version"] is None  # nothing twice
     assert again["evaluations"][str(run)]["cached"]
     assert "Drift against the live corpus: 2 valid, 0 re-anchorable, 0 merged, 1 split, 1 orphaned" in \

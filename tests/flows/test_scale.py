@@ -226,3 +226,59 @@ def test_query_partitioned_scoring_writes_the_one_process_report(prefect_server,
         str(judgments), str(run), str(tmp_path / "work"), 5, k=[5, 10], gates=["ndcg@10:0.2"], generated_at=now)
     assert report.per_stratum and report.metrics["ndcg@10"].ci is not None
     assert report_bytes(report) == cli.stdout.encode()
+
+
+@pytest.mark.slow
+def test_the_real_document_case_partitioned_on_dask_gives_the_one_process_result(prefect_server, tmp_path):
+    """The drift issue's real-document case (Django 4.2 labels, 5.0 re-chunked by another
+    chunker), from a corpus.json, on a Dask LocalCluster of two workers."""
+    from goldkeeper.core.drift import Corpus
+    from goldkeeper.flows.scale import drift_partitioned, task_runner
+    from tests.conformance.test_real_documents import DJANGO, SETTINGS, snapshot
+    from tests.conftest import fetch_wheel
+
+    import tarfile
+
+    files = {}
+    for version, sha in DJANGO.items():
+        with tarfile.open(fetch_wheel("Django", version, sha, sdist=True)) as tar:
+            files[version] = {"django://" + m.name.split("/", 1)[1]: tar.extractfile(m).read().decode("utf-8")
+                              for m in tar.getmembers()
+                              if m.isfile() and "/docs/" in m.name and m.name.endswith(".txt")
+                              and m.name.split("/", 1)[1].startswith("docs/")}
+    old_chunker, old_fp, new_chunker, new_fp = SETTINGS["sentences to recursive"]
+    old, _ = snapshot(files["4.2"], old_chunker, old_fp)
+    live, _ = snapshot(files["5.0"], new_chunker, new_fp)
+    labels = [{"query_id": f"q{i}", "doc_uri": c.doc_uri, "chunk_id": c.chunk_id, "chunk_text": c.text,
+               "relevance": 1} for i, c in enumerate(old[::3])]
+    judgments = tmp_path / "judgments.jsonl"
+    judgments.write_text("".join(json.dumps(row) + "\n" for row in labels))
+    corpus = tmp_path / "corpus.json"
+    corpus.write_text(json.dumps({"corpus_fingerprint": new_fp, "chunker_fingerprint": new_fp, "chunks": [
+        {"chunk_id": c.chunk_id, "doc_uri": c.doc_uri, "ordinal": c.ordinal, "text": c.text,
+         "text_sha": c.text_sha, "start_index": c.start_index} for c in live]}))
+    parsed = goldkeeper.parse_judgments(judgments.read_bytes())
+    one = classify(parsed, Corpus(live, new_fp, new_fp))
+    merged, queue = drift_partitioned.with_options(task_runner=task_runner("local", 2))(
+        str(judgments), str(corpus), str(tmp_path / "work"), 6)
+    assert len(merged.findings) == len(labels) > 1000
+    assert merged.findings == one.findings
+    assert queue == rejudgment_queue(parsed, one, Corpus(live, new_fp, new_fp))
+
+
+def test_partitions_on_s3_with_dask_workers(prefect_server, case, s3, tmp_path):
+    """Snapshot, judgments and partitions on S3 (moto's server on loopback), classified by
+    Dask worker processes that reach it through their own s3fs: the shared-storage setup a
+    remote cluster needs (``remote=True`` accepts s3:// URLs)."""
+    import fsspec
+
+    from goldkeeper.flows.scale import drift_partitioned, task_runner
+
+    _, judgments, snapshot, *_ = case
+    fs = fsspec.filesystem("s3")
+    fs.put(str(judgments), f"{s3}/scale/judgments.jsonl")
+    fs.put(str(snapshot), f"{s3}/scale/snapshot", recursive=True)
+    merged, queue = drift_partitioned.with_options(task_runner=task_runner("local", 2))(
+        f"{s3}/scale/judgments.jsonl", f"{s3}/scale/snapshot", f"{s3}/scale/work", PARTITIONS, remote=True)
+    _same(case, merged, queue)
+    assert fs.exists(f"{s3}/scale/work/corpus/p0000/manifest.json")

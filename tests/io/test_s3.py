@@ -3,10 +3,6 @@
 from __future__ import annotations
 
 import json
-import socket
-import subprocess
-import sys
-import time
 
 import pytest
 
@@ -14,41 +10,6 @@ import goldkeeper
 from goldkeeper.errors import StorageError
 from goldkeeper.io import storage
 from tests.conftest import FIXTURES
-
-
-@pytest.fixture(scope="module")
-def s3(tmp_path_factory):
-    """A moto S3 server on a free loopback port, with fsspec pointed at it."""
-    import fsspec.config
-
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    port = sock.getsockname()[1]
-    sock.close()
-    server = subprocess.Popen([sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + 60
-    while True:
-        try:
-            socket.create_connection(("127.0.0.1", port), 0.2).close()
-            break
-        except OSError:
-            if time.monotonic() > deadline or server.poll() is not None:
-                server.kill()
-                pytest.fail("moto server did not start")
-            time.sleep(0.1)
-    mp = pytest.MonkeyPatch()
-    for name, value in (("AWS_ACCESS_KEY_ID", "test"), ("AWS_SECRET_ACCESS_KEY", "test"),
-                        ("AWS_DEFAULT_REGION", "us-east-1")):
-        mp.setenv(name, value)
-    mp.setitem(fsspec.config.conf, "s3", {"endpoint_url": f"http://127.0.0.1:{port}", "skip_instance_cache": True})
-    import fsspec
-
-    fsspec.filesystem("s3").mkdir("goldkeeper-test")
-    yield "s3://goldkeeper-test"
-    mp.undo()
-    server.terminate()
-    server.wait(timeout=10)
 
 
 def test_judgments_round_trip_on_s3(s3):

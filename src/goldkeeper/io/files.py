@@ -126,6 +126,19 @@ def iter_blocks(url: str, size: int = 4 << 20, *, start: int = 0, stop: int | No
             yield rest
 
 
+def size_of(url: str) -> int:
+    """The size in bytes of a file or object (a StorageError when it cannot be found)."""
+    try:
+        if is_local(url):
+            return os.path.getsize(local_path(url))
+        import fsspec
+
+        fs, path = fsspec.core.url_to_fs(url)
+        return int(fs.size(path))
+    except (OSError, ValueError) as error:
+        raise StorageError(url, f"cannot be read: {error}") from None
+
+
 def report_bytes(report: Any) -> bytes:
     """A report's JSON document as goldkeeper writes it everywhere (indent 2, final newline):
     identical inputs give identical bytes. orjson is several times faster than json here."""

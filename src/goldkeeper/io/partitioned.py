@@ -46,7 +46,7 @@ from goldkeeper.core.judgments import dump_judgments, parse_judgments
 from goldkeeper.core.scoring import Qrels, QueryValues, build_qrels, query_values
 from goldkeeper.core.validation import ValidationResult, Validator
 from goldkeeper.errors import InputError, UsageError
-from goldkeeper.io.files import is_local, open_write_atomic, read_bytes, source_name
+from goldkeeper.io.files import is_local, local_path, open_write_atomic, read_bytes, size_of, source_name
 from goldkeeper.io.loading import iter_label_blocks, load_run_prefixes
 from goldkeeper.io.snapshots import FORMAT, MANIFEST, ShardedCorpus, _HashingWriter, open_corpus
 from goldkeeper.models.judgment import Judgment
@@ -57,7 +57,9 @@ __all__ = [
     "map_corpus",
     "partition_labels",
     "queue_partition",
+    "remove_work",
     "require_shared_storage",
+    "stage_judgments",
     "score_partition",
     "source_groups",
     "split_labels_by_query",
@@ -190,7 +192,7 @@ def partition_labels(labels: Sequence[Judgment], work_url: str, partitions: int)
 
 def _partition(work_url: str, partition: int) -> tuple[list[Judgment], ShardedCorpus]:
     url = labels_url(work_url, partition)
-    return (parse_judgments(read_bytes(url), url),
+    return (parse_judgments(read_bytes(url), url) if size_of(url) else [],  # a partition may hold no label
             ShardedCorpus(_join(partition_dir(work_url, partition), MANIFEST)))
 
 
@@ -272,7 +274,32 @@ def score_partition(work_url: str, partition: int, fmt: str, ks: Sequence[int], 
     """The metric values of one query partition's scored queries."""
     qrels = Qrels()
     url = _scoring_url(work_url, "labels", partition, "jsonl")
-    for block in iter_label_blocks(url, "jsonl")[0]:
-        build_qrels(block, qrels)
-    entries, _ = load_run_prefixes(_scoring_url(work_url, "run", partition, fmt), fmt, max(ks))
+    if size_of(url):  # a partition may hold no query
+        for block in iter_label_blocks(url, "jsonl")[0]:
+            build_qrels(block, qrels)
+    run_url = _scoring_url(work_url, "run", partition, fmt)
+    entries = load_run_prefixes(run_url, fmt, max(ks))[0] if size_of(run_url) else []
     return query_values(qrels, entries, list(ks), threshold)
+
+
+def stage_judgments(work_url: str, data: bytes) -> str:
+    """The judgments a flow read, written beside its partitions: the partitions then classify
+    exactly the version the flow will fix (and compare-and-swap against)."""
+    url = _join(work_url, "judgments.jsonl")
+    with open_write_atomic(url) as handle:
+        handle.write(data)  # type: ignore[attr-defined]
+    return url
+
+
+def remove_work(work_url: str) -> None:
+    """Delete a work directory (its partitions copy the corpus) once the result is merged."""
+    if is_local(work_url):
+        import shutil
+
+        shutil.rmtree(local_path(work_url), ignore_errors=True)
+        return
+    import fsspec
+
+    fs, path = fsspec.core.url_to_fs(work_url)
+    if fs.exists(path):
+        fs.rm(path, recursive=True)
