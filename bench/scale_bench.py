@@ -45,8 +45,11 @@ labels = parse_judgments(open(sys.argv[1], "rb").read(), sys.argv[1])
 corpus = open_corpus(sys.argv[2])
 result = classify(labels, corpus)
 queue = rejudgment_queue(labels, result, corpus)
-digest = hashlib.sha256(json.dumps([result.findings, queue], sort_keys=True).encode()).hexdigest()
-print(json.dumps({"seconds": time.perf_counter() - start, "digest": digest, "summary": result.summary,
+seconds = time.perf_counter() - start
+digest = hashlib.sha256()
+for row in [*result.findings, *queue]:
+    digest.update(json.dumps(row, sort_keys=True).encode())
+print(json.dumps({"seconds": seconds, "digest": digest.hexdigest(), "summary": result.summary,
                   "peak_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
 """
 
@@ -72,8 +75,10 @@ flow = drift_partitioned.with_options(task_runner=task_runner("local", int(sys.a
 result, queue = flow(sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), return_state=False)
 seconds = time.perf_counter() - start
 done.set()
-digest = hashlib.sha256(json.dumps([result.findings, queue], sort_keys=True).encode()).hexdigest()
-print(json.dumps({"seconds": seconds, "digest": digest, "summary": result.summary,
+digest = hashlib.sha256()
+for row in [*result.findings, *queue]:
+    digest.update(json.dumps(row, sort_keys=True).encode())
+print(json.dumps({"seconds": seconds, "digest": digest.hexdigest(), "summary": result.summary,
                   "driver_peak_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
                   "worker_peaks_mib": sorted(v / 2**20 for v in peaks.values())}))
 """

@@ -25,10 +25,12 @@ import gzip
 import hashlib
 import io
 import json
+from array import array
 from collections.abc import Iterator, Sequence
 from contextlib import ExitStack
 from typing import Any
 
+import numpy as np
 import orjson
 from pydantic_core import from_json
 
@@ -36,6 +38,8 @@ from goldkeeper.core.drift import (
     Corpus,
     DriftResult,
     Found,
+    LiveChunk,
+    chunk_from_dict,
     classify,
     find,
     partition_of,
@@ -46,7 +50,14 @@ from goldkeeper.core.judgments import dump_judgments, parse_judgments
 from goldkeeper.core.scoring import Qrels, QueryValues, build_qrels, query_values
 from goldkeeper.core.validation import ValidationResult, Validator
 from goldkeeper.errors import InputError, UsageError
-from goldkeeper.io.files import is_local, local_path, open_write_atomic, read_bytes, size_of, source_name
+from goldkeeper.io.files import (
+    is_local,
+    local_path,
+    open_write_atomic,
+    read_bytes,
+    size_of,
+    source_name,
+)
 from goldkeeper.io.loading import iter_label_blocks, load_run_prefixes
 from goldkeeper.io.snapshots import FORMAT, MANIFEST, ShardedCorpus, _HashingWriter, open_corpus
 from goldkeeper.models.judgment import Judgment
@@ -59,11 +70,11 @@ __all__ = [
     "queue_partition",
     "remove_work",
     "require_shared_storage",
-    "stage_judgments",
     "score_partition",
     "source_groups",
     "split_labels_by_query",
     "split_run",
+    "stage_judgments",
     "write_partition_manifests",
 ]
 
@@ -105,50 +116,82 @@ def _chunk_line(chunk: Any) -> bytes:
                       separators=(",", ":")).encode("utf-8") + b"\n"
 
 
-def _source_lines(corpus: ShardedCorpus | Corpus, shards: Sequence[int]) -> Iterator[tuple[str, bytes]]:
-    """(doc_uri, stored line) for every chunk of the given shards; lines are copied, not
-    re-encoded, and every shard is checked against its manifest as it is read."""
+def _source_chunks(corpus: ShardedCorpus | Corpus, shards: Sequence[int]) -> Iterator[tuple[LiveChunk, bytes]]:
+    """(chunk, stored line) for every chunk of the given shards: each line is checked as
+    ``drift`` checks it (errors name the source shard and line) and then copied, not
+    re-encoded; every shard is checked against its manifest as it is read."""
     if isinstance(corpus, Corpus):
         for chunk in corpus:
-            yield chunk.doc_uri, _chunk_line(chunk)
+            yield chunk, _chunk_line(chunk)
         return
     for index in shards:
         source = source_name(corpus.shard_url(index))
         for line_number, line in corpus.shard_lines(index):
             try:
-                doc_uri = from_json(line, allow_inf_nan=False).get("doc_uri")
-            except (ValueError, AttributeError):
-                doc_uri = None
-            if not isinstance(doc_uri, str) or not doc_uri:
-                raise InputError(source, "required, must be a non-empty string", line=line_number,
-                                 field="doc_uri", found="a chunk without one")
-            yield doc_uri, line if line.endswith(b"\n") else line + b"\n"
+                raw = from_json(line, allow_inf_nan=False)
+            except ValueError as error:
+                raise InputError(source, f"not valid JSON ({error})", line=line_number, field="json",
+                                 found="the line") from None
+            yield chunk_from_dict(raw, source, line=line_number), line if line.endswith(b"\n") else line + b"\n"
+
+
+def _key(text: str) -> int:
+    """A 64-bit key of an id or a text hash, for the compact per-piece key files."""
+    return int.from_bytes(hashlib.blake2b(text.encode("utf-8"), digest_size=8).digest(), "little")
+
+
+def _keys_name(piece: str) -> str:
+    return piece.replace(".jsonl.gz", ".keys.npz")
+
+
+class _Piece:
+    """One partition's piece being written by a map task: the gzip stream and the keys."""
+
+    def __init__(self, stack: ExitStack, url: str) -> None:
+        handle = stack.enter_context(open_write_atomic(url))
+        self.digest = hashlib.sha256()
+        self.zipped = gzip.GzipFile(fileobj=_HashingWriter(handle, self.digest), mode="wb", mtime=0, compresslevel=1)
+        self.buffered = io.BufferedWriter(self.zipped, 1 << 20)  # type: ignore[arg-type]
+        self.ids = array("Q")
+        self.shas = array("Q")
+
+    def add(self, chunk: LiveChunk, line: bytes) -> None:
+        self.buffered.write(line)
+        self.ids.append(_key(chunk.chunk_id))
+        if chunk.text_sha is not None:
+            self.shas.append(_key(chunk.text_sha))
+
+    def close(self) -> bytes:
+        self.buffered.flush()
+        self.zipped.close()
+        keys = io.BytesIO()
+        np.savez(keys, ids=np.unique(np.frombuffer(self.ids, dtype=np.uint64)),
+                 shas=np.unique(np.frombuffer(self.shas, dtype=np.uint64)))
+        return keys.getvalue()
 
 
 def map_corpus(corpus_url: str, shards: Sequence[int], work_url: str, partitions: int, mapper: int) -> list[dict[str, Any]]:
     """Split source shards ``shards`` of the snapshot by partition: one gzip piece per
     partition that gets chunks, each streamed to storage and committed atomically when all
-    are complete. Returns each piece as a manifest shard entry with its partition:
-    ``{partition, path, sha256, chunks}``."""
+    are complete, with a key file (64-bit keys of its chunk ids and text hashes) that lets
+    ``find_in_partition`` skip a partition that cannot hold what is asked. Returns each
+    piece as a manifest shard entry with its partition: ``{partition, path, sha256, chunks}``."""
     corpus = open_corpus(corpus_url)
     name = f"from-{mapper:05d}.jsonl.gz"
-    open_pieces: dict[int, tuple[Any, Any, Any, list[int]]] = {}
+    pieces: dict[int, _Piece] = {}
     with ExitStack() as stack:
-        for doc_uri, line in _source_lines(corpus, shards):
-            partition = partition_of(doc_uri, partitions)
-            piece = open_pieces.get(partition)
+        for chunk, line in _source_chunks(corpus, shards):
+            partition = partition_of(chunk.doc_uri, partitions)
+            piece = pieces.get(partition)
             if piece is None:
-                handle = stack.enter_context(open_write_atomic(_join(partition_dir(work_url, partition), name)))
-                digest = hashlib.sha256()
-                zipped = gzip.GzipFile(fileobj=_HashingWriter(handle, digest), mode="wb", mtime=0, compresslevel=1)
-                piece = open_pieces[partition] = (io.BufferedWriter(zipped, 1 << 20), zipped, digest, [0])  # type: ignore[arg-type]
-            piece[0].write(line)
-            piece[3][0] += 1
-        for buffered, zipped, _, _ in open_pieces.values():
-            buffered.flush()
-            zipped.close()
-    return [{"partition": partition, "path": name, "sha256": digest.hexdigest(), "chunks": count[0]}
-            for partition, (_, _, digest, count) in sorted(open_pieces.items())]
+                piece = pieces[partition] = _Piece(stack, _join(partition_dir(work_url, partition), name))
+            piece.add(chunk, line)
+        for partition, piece in pieces.items():
+            keys = piece.close()
+            with open_write_atomic(_join(partition_dir(work_url, partition), _keys_name(name))) as handle:
+                handle.write(keys)  # type: ignore[attr-defined]
+    return [{"partition": partition, "path": name, "sha256": piece.digest.hexdigest(), "chunks": len(piece.ids)}
+            for partition, piece in sorted(pieces.items())]
 
 
 def write_partition_manifests(corpus_url: str, work_url: str, partitions: int,
@@ -206,8 +249,27 @@ def classify_partition(work_url: str, partition: int, elsewhere: Found | None = 
 
 
 def find_in_partition(work_url: str, partition: int, ids: set[str], shas: set[str]) -> Found:
-    """What one partition's chunks hold of the asked ids and text hashes."""
-    return find(ShardedCorpus(_join(partition_dir(work_url, partition), MANIFEST)), ids, shas)
+    """What one partition's chunks hold of the asked ids and text hashes. The pieces' key
+    files are checked first: the chunks are read only when some asked key is there (a 64-bit
+    collision costs a read, never a wrong answer), and only for the asks that matched."""
+    corpus = ShardedCorpus(_join(partition_dir(work_url, partition), MANIFEST))
+    have_ids: list[Any] = []
+    have_shas: list[Any] = []
+    for shard in corpus.shards:
+        with np.load(io.BytesIO(read_bytes(_join(partition_dir(work_url, partition), _keys_name(shard["path"]))))) as keys:
+            have_ids.append(keys["ids"])
+            have_shas.append(keys["shas"])
+    ids = _present(ids, have_ids)
+    shas = _present(shas, have_shas)
+    return find(corpus, ids, shas) if ids or shas else Found()
+
+
+def _present(asked: set[str], have: list[Any]) -> set[str]:
+    if not asked or not have:
+        return set()
+    known = np.concatenate(have)
+    keys = np.fromiter((_key(value) for value in asked), dtype=np.uint64, count=len(asked))
+    return {value for value, hit in zip(asked, np.isin(keys, known)) if hit}
 
 
 def queue_partition(work_url: str, partition: int, result: DriftResult) -> list[dict[str, Any]]:
