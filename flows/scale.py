@@ -3,9 +3,9 @@ partition classified by its own task, on Prefect's thread pool or on Dask throug
 (spec/scaling.md). The result is exactly the one-process result.
 
     drift_partitioned = map_shards (per source shard group) -> write_manifests
-        -> split_labels -> classify_partition (per partition)
-        -> [find_unsettled (per partition) -> classify_partition again, where answers changed]
-        -> queue_partition (per partition) -> merge
+        -> split_labels -> classify_one (per partition: findings and queue items)
+        -> [find_unsettled (per partition) -> classify_one again, where answers changed]
+        -> merge
 
     score_partitioned = split_judgments + split_run_lines -> score_part (per query partition)
         -> merge values -> summarize (means, strata, intervals) -> report
@@ -22,18 +22,19 @@ from typing import Any
 from prefect import flow, task
 from prefect.cache_policies import NO_CACHE
 from prefect.task_runners import ThreadPoolTaskRunner
+from prefect.utilities.annotations import quote
 
 from goldkeeper.core.drift import DriftResult, Found, merge_found, merge_partitions
 from goldkeeper.core.intervals import BootstrapSpec
-from goldkeeper.core.scoring import QueryValues, merge_query_values, summarize
 from goldkeeper.core.judgments import parse_judgments
+from goldkeeper.core.scoring import QueryValues, merge_query_values, summarize
 from goldkeeper.io.files import read_bytes
 from goldkeeper.io.partitioned import (
     classify_partition,
     find_in_partition,
     map_corpus,
     partition_labels,
-    queue_partition,
+    put_exchange,
     require_shared_storage,
     score_partition,
     source_groups,
@@ -81,18 +82,18 @@ def split_labels(judgments_url: str, work_url: str, partitions: int) -> list[lis
 
 
 @task(**_RETRY)
-def classify_one(work_url: str, partition: int, elsewhere: Found | None = None):
-    return classify_partition(work_url, partition, elsewhere)
+def classify_one(work_url: str, partition: int, elsewhere_url: str | None = None):
+    return classify_partition(work_url, partition, elsewhere_url)
 
 
 @task(**_RETRY)
-def find_unsettled(work_url: str, partition: int, ids: set[str], shas: set[str]) -> Found:
-    return find_in_partition(work_url, partition, ids, shas)
+def park(work_url: str, name: str, value: Any) -> str:
+    return put_exchange(work_url, name, value)
 
 
 @task(**_RETRY)
-def queue_one(work_url: str, partition: int, result: DriftResult) -> list[dict[str, Any]]:
-    return queue_partition(work_url, partition, result)
+def find_unsettled(work_url: str, partition: int, asks_url: str) -> Found:
+    return find_in_partition(work_url, partition, asks_url)
 
 
 def _answers_for(found: Found, ids: set[str], shas: set[str]) -> Found:
@@ -115,21 +116,21 @@ def drift_partitioned(judgments_url: str, corpus_url: str, work_url: str, partit
     write_manifests(corpus_url, work_url, partitions, [future.result() for future in mapped])
     positions = labels.result()
     first = [future.result() for future in [classify_one.submit(work_url, p) for p in range(partitions)]]
-    results = [result for result, _ in first]
-    ids = set().union(*(asked[0] for _, asked in first))
-    shas = set().union(*(asked[1] for _, asked in first))
+    results = [result for result, _, _ in first]
+    queues = [items for _, items, _ in first]
+    ids = set().union(*(asked[0] for _, _, asked in first))
+    shas = set().union(*(asked[1] for _, _, asked in first))
     if ids or shas:
+        asks_url = park(work_url, "asks", quote((ids, shas)))
         found = merge_found(future.result() for future in
-                            [find_unsettled.submit(work_url, p, ids, shas) for p in range(partitions)])
+                            [find_unsettled.submit(work_url, p, asks_url) for p in range(partitions)])
         again = {}
-        for p, (_, (own_ids, own_shas)) in enumerate(first):
+        for p, (_, _, (own_ids, own_shas)) in enumerate(first):
             answers = _answers_for(found, own_ids, own_shas)
             if answers.live or answers.best:  # else nothing elsewhere changes this partition
-                again[p] = classify_one.submit(work_url, p, answers)
+                again[p] = classify_one.submit(work_url, p, park(work_url, f"answers-p{p:04d}", quote(answers)))
         for p, future in again.items():
-            results[p] = future.result()[0]
-    queues = [future.result() for future in
-              [queue_one.submit(work_url, p, results[p]) for p in range(partitions)]]
+            results[p], queues[p], _ = future.result()
     total = sum(len(members) for members in positions)
     merged = merge_partitions(zip(positions, results), total, open_corpus(corpus_url).corpus_fingerprint)
     queue: list[dict[str, Any] | None] = [None] * total

@@ -655,6 +655,8 @@ def fix(judgments: Iterable[Judgment], result: DriftResult) -> tuple[list[Judgme
 
 _WORD = re.compile(r"\w+")
 _POSTINGS_BUDGET = 4096
+#: Documents of at most this many chunks are scored chunk by chunk, without postings.
+_SCORE_WHOLE = 64
 
 
 def _words(text: str) -> set[str]:
@@ -673,27 +675,38 @@ class _WordIndex:
     def __init__(self, chunks: list[LiveChunk]):
         self.chunks = chunks
         self.words = [_words(c.text or "") for c in chunks]
-        self.postings: dict[str, list[int]] = {}
-        for i, words in enumerate(self.words):
-            for word in words:
-                self.postings.setdefault(word, []).append(i)
+        self._postings: dict[str, list[int]] | None = None
+
+    @property
+    def postings(self) -> dict[str, list[int]]:
+        """Word -> chunks holding it, built on first use: a short document is scored whole."""
+        if self._postings is None:
+            self._postings = {}
+            for i, words in enumerate(self.words):
+                for word in words:
+                    self._postings.setdefault(word, []).append(i)
+        return self._postings
 
     def best(self, text: str, limit: int) -> list[tuple[float, LiveChunk]]:
         wanted = _words(text)
         if not wanted:
             return []
-        # Candidates are the chunks sharing the label's rarest words (a budget of postings),
-        # then each is scored exactly: the share of the label's words it covers.
-        rare = sorted((len(self.postings.get(w, ())), w) for w in wanted)
-        pool: set[int] = set()
-        spent = 0
-        for size, word in rare:
-            if size == 0:
-                continue
-            if spent and spent + size > _POSTINGS_BUDGET:
-                break
-            pool.update(self.postings[word])
-            spent += size
+        pool: set[int] | range
+        if len(self.chunks) <= _SCORE_WHOLE:
+            pool = range(len(self.chunks))  # every chunk: cheaper than building postings
+        else:
+            # Candidates are the chunks sharing the label's rarest words (a budget of
+            # postings), then each is scored exactly: the share of the label's words it covers.
+            rare = sorted((len(self.postings.get(w, ())), w) for w in wanted)
+            pool = set()
+            spent = 0
+            for size, word in rare:
+                if size == 0:
+                    continue
+                if spent and spent + size > _POSTINGS_BUDGET:
+                    break
+                pool.update(self.postings[word])
+                spent += size
         scored = sorted((-len(wanted & self.words[i]) / len(wanted), *self.chunks[i].order(), i) for i in pool)
         return [(-s[0], self.chunks[s[-1]]) for s in scored[:limit]]
 

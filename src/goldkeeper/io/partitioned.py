@@ -6,7 +6,8 @@ Every function here is one task's body: it reads its inputs from storage URLs an
 outputs to storage, so a task can run on any worker that reaches the storage (S3 for a remote
 cluster) and can be retried alone. The layout under a work URL:
 
-    corpus/p0003/from-00001.jsonl.gz   chunks of source shard group 1 that fall in partition 3
+    corpus/p0003/from-00001.jsonl      chunks of source shard group 1 that fall in partition 3
+    corpus/p0003/from-00001.keys.npz   64-bit keys of their ids and text hashes
     corpus/p0003/manifest.json         partition 3 as a sharded snapshot (its pieces)
     labels/p0003.jsonl                 the labels of partition 3, canonical, in input order
 
@@ -21,10 +22,10 @@ intervals on the merged vectors, exactly as one process does.
 
 from __future__ import annotations
 
-import gzip
 import hashlib
 import io
 import json
+import pickle
 from array import array
 from collections.abc import Iterator, Sequence
 from contextlib import ExitStack
@@ -67,7 +68,7 @@ __all__ = [
     "find_in_partition",
     "map_corpus",
     "partition_labels",
-    "queue_partition",
+    "put_exchange",
     "remove_work",
     "require_shared_storage",
     "score_partition",
@@ -136,22 +137,29 @@ def _source_chunks(corpus: ShardedCorpus | Corpus, shards: Sequence[int]) -> Ite
 
 
 def _key(text: str) -> int:
-    """A 64-bit key of an id or a text hash, for the compact per-piece key files."""
+    """A 64-bit key of an id or a text hash, for the compact per-piece key files: the first 16
+    hex digits of a ``c1:``/``t1:`` hash (already uniform), else 8 bytes of blake2b."""
+    if len(text) == 35 and text[2] == ":":
+        try:
+            return int(text[3:19], 16)
+        except ValueError:
+            pass
     return int.from_bytes(hashlib.blake2b(text.encode("utf-8"), digest_size=8).digest(), "little")
 
 
 def _keys_name(piece: str) -> str:
-    return piece.replace(".jsonl.gz", ".keys.npz")
+    return piece.replace(".jsonl", ".keys.npz")
 
 
 class _Piece:
-    """One partition's piece being written by a map task: the gzip stream and the keys."""
+    """One partition's piece being written by a map task: its stream and its keys."""
 
     def __init__(self, stack: ExitStack, url: str) -> None:
         handle = stack.enter_context(open_write_atomic(url))
         self.digest = hashlib.sha256()
-        self.zipped = gzip.GzipFile(fileobj=_HashingWriter(handle, self.digest), mode="wb", mtime=0, compresslevel=1)
-        self.buffered = io.BufferedWriter(self.zipped, 1 << 20)  # type: ignore[arg-type]
+        # Uncompressed: pieces live only as long as the run, and gzip took 30% of a map task.
+        self.sink = _HashingWriter(handle, self.digest)
+        self.buffered = io.BufferedWriter(self.sink, 1 << 20)  # type: ignore[arg-type]
         self.ids = array("Q")
         self.shas = array("Q")
 
@@ -163,7 +171,6 @@ class _Piece:
 
     def close(self) -> bytes:
         self.buffered.flush()
-        self.zipped.close()
         keys = io.BytesIO()
         np.savez(keys, ids=np.unique(np.frombuffer(self.ids, dtype=np.uint64)),
                  shas=np.unique(np.frombuffer(self.shas, dtype=np.uint64)))
@@ -171,13 +178,13 @@ class _Piece:
 
 
 def map_corpus(corpus_url: str, shards: Sequence[int], work_url: str, partitions: int, mapper: int) -> list[dict[str, Any]]:
-    """Split source shards ``shards`` of the snapshot by partition: one gzip piece per
+    """Split source shards ``shards`` of the snapshot by partition: one JSONL piece per
     partition that gets chunks, each streamed to storage and committed atomically when all
     are complete, with a key file (64-bit keys of its chunk ids and text hashes) that lets
     ``find_in_partition`` skip a partition that cannot hold what is asked. Returns each
     piece as a manifest shard entry with its partition: ``{partition, path, sha256, chunks}``."""
     corpus = open_corpus(corpus_url)
-    name = f"from-{mapper:05d}.jsonl.gz"
+    name = f"from-{mapper:05d}.jsonl"
     pieces: dict[int, _Piece] = {}
     with ExitStack() as stack:
         for chunk, line in _source_chunks(corpus, shards):
@@ -239,19 +246,43 @@ def _partition(work_url: str, partition: int) -> tuple[list[Judgment], ShardedCo
             ShardedCorpus(_join(partition_dir(work_url, partition), MANIFEST)))
 
 
-def classify_partition(work_url: str, partition: int, elsewhere: Found | None = None
-                       ) -> tuple[DriftResult, tuple[set[str], set[str]]]:
+def _pickled_url(work_url: str, name: str) -> str:
+    return _join(work_url, "exchange", name + ".pickle")
+
+
+def put_exchange(work_url: str, name: str, value: Any) -> str:
+    """Park a large value between rounds (the asks, one partition's answers) in the work
+    directory; tasks get its URL, which keeps big sets out of task parameters (Prefect would
+    walk them; Dask would treat tuples in them as tasks). Only goldkeeper's own values are
+    written here, and read back by the same run."""
+    url = _pickled_url(work_url, name)
+    with open_write_atomic(url) as handle:
+        handle.write(pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL))  # type: ignore[attr-defined]
+    return url
+
+
+def _get_exchange(url: str) -> Any:
+    return pickle.loads(read_bytes(url))
+
+
+def classify_partition(work_url: str, partition: int, elsewhere_url: str | None = None
+                       ) -> tuple[DriftResult, list[dict[str, Any]], tuple[set[str], set[str]]]:
     """Classify one partition's labels against its chunks (with what other partitions found
-    for it, on the second round); and the ids and hashes of its labels still unsettled."""
+    for it, on the second round: ``elsewhere_url`` from ``put_exchange``); its re-judgment
+    queue items (candidates from its own documents, or the named chunks); and the ids and
+    hashes of its labels still unsettled."""
     labels, corpus = _partition(work_url, partition)
+    elsewhere = _get_exchange(elsewhere_url) if elsewhere_url else None
     result = classify(labels, corpus, elsewhere=elsewhere)
-    return result, unsettled(labels, result)
+    return result, rejudgment_queue(labels, result, corpus), unsettled(labels, result)
 
 
-def find_in_partition(work_url: str, partition: int, ids: set[str], shas: set[str]) -> Found:
-    """What one partition's chunks hold of the asked ids and text hashes. The pieces' key
-    files are checked first: the chunks are read only when some asked key is there (a 64-bit
-    collision costs a read, never a wrong answer), and only for the asks that matched."""
+def find_in_partition(work_url: str, partition: int, asks_url: str) -> Found:
+    """What one partition's chunks hold of the asked ids and text hashes (``(ids, shas)`` at
+    ``asks_url``). The pieces' key files are checked first: the chunks are read only when some
+    asked key is there (a 64-bit collision costs a read, never a wrong answer), and only for
+    the asks that matched."""
+    ids, shas = _get_exchange(asks_url)
     corpus = ShardedCorpus(_join(partition_dir(work_url, partition), MANIFEST))
     have_ids: list[Any] = []
     have_shas: list[Any] = []
@@ -270,12 +301,6 @@ def _present(asked: set[str], have: list[Any]) -> set[str]:
     known = np.concatenate(have)
     keys = np.fromiter((_key(value) for value in asked), dtype=np.uint64, count=len(asked))
     return {value for value, hit in zip(asked, np.isin(keys, known)) if hit}
-
-
-def queue_partition(work_url: str, partition: int, result: DriftResult) -> list[dict[str, Any]]:
-    """The re-judgment queue items of one partition's labels (candidates from its documents)."""
-    labels, corpus = _partition(work_url, partition)
-    return rejudgment_queue(labels, result, corpus)
 
 
 def _scoring_url(work_url: str, name: str, partition: int, suffix: str) -> str:
