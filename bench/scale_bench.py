@@ -4,7 +4,8 @@ The workload is bench/drift_bench.py's big one (a sharded gzip snapshot of about
 text, 10 chunks per document, labels VALID, RE_ANCHORABLE, MERGED, SPLIT and ORPHANED in
 fixed shares). Both sides classify every label and build the re-judgment queue:
 
-- one process: ``classify`` and ``rejudgment_queue`` over the streamed snapshot;
+- one process: ``classify_and_queue`` over the streamed snapshot (the queue's candidates
+  come from the documents classify rebuilt: two reads of the snapshot);
 - Dask: the ``drift_partitioned`` flow on a LocalCluster of --workers worker processes
   (prefect-dask), against a real ``prefect server`` started here on loopback.
 
@@ -33,18 +34,17 @@ import urllib.request
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from drift_bench import generate  # noqa: E402
+from drift_bench import generate
 
 ONE_PROCESS = """
 import json, resource, sys, time, hashlib
-from goldkeeper.core.drift import classify, rejudgment_queue
+from goldkeeper.core.drift import classify_and_queue
 from goldkeeper.core.judgments import parse_judgments
 from goldkeeper.io.snapshots import open_corpus
 start = time.perf_counter()
 labels = parse_judgments(open(sys.argv[1], "rb").read(), sys.argv[1])
 corpus = open_corpus(sys.argv[2])
-result = classify(labels, corpus)
-queue = rejudgment_queue(labels, result, corpus)
+result, queue = classify_and_queue(labels, corpus)
 seconds = time.perf_counter() - start
 digest = hashlib.sha256()
 for row in [*result.findings, *queue]:
@@ -162,7 +162,7 @@ def main() -> None:
             print(f"  speedup {single['seconds'] / dask['seconds']:.2f}x; identical findings and queue: {same}")
             if not same:
                 raise SystemExit("the partitioned result differs from the one-process result")
-        pieces = _size(work / "corpus", "*.jsonl.gz")
+        pieces = _size(work / "corpus", "*.jsonl")
         keys = _size(work / "corpus", "*.keys.npz")
         labels = _size(work / "labels", "*.jsonl")
         print(f"  shuffle: {pieces / 2**30:.2f} GiB of chunk pieces, {keys / 2**20:.0f} MiB of key files, "

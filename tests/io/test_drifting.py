@@ -81,3 +81,27 @@ def test_fix_and_queue_on_two_processes_match_one(big, tmp_path, monkeypatch):
         outputs[workers] = (out.read_bytes(), queue.read_bytes())
     assert outputs["1"] == outputs["2"]
     assert b"reanchored_from" in outputs["1"][0] and b"rq1:" in outputs["1"][1]
+
+
+def test_classify_and_queue_reads_less_and_gives_the_same_queue(big):
+    """The queue from the documents classify rebuilt equals the queue read from the corpus."""
+    from goldkeeper.core.drift import classify, classify_and_queue, parse_corpus, rejudgment_queue
+
+    judgments, corpus_path = big
+    labels = goldkeeper.parse_judgments(judgments.read_bytes())
+    corpus = parse_corpus(corpus_path.read_bytes())
+    reads = []
+
+    class Counted:
+        corpus_fingerprint = corpus.corpus_fingerprint
+
+        def __iter__(self):
+            reads.append(1)
+            return iter(corpus)
+
+    result, queue = classify_and_queue(labels, Counted())
+    assert len(reads) == 2  # the hash pass and the rebuild; none for the queue
+    one = classify(labels, corpus)
+    assert result.findings == one.findings
+    assert queue == rejudgment_queue(labels, one, corpus)
+    assert any(item["status"] == "ORPHANED" and item["candidates"] for item in queue)

@@ -48,6 +48,7 @@ __all__ = [
     "build_snapshot",
     "chunk_from_dict",
     "classify",
+    "classify_and_queue",
     "concat_results",
     "drift_counts",
     "find",
@@ -485,7 +486,28 @@ def classify(
     ``elsewhere`` adds what the other partitions of a partitioned corpus found for this one's
     unsettled labels (the module docstring).
     """
+    return _classify([_row(judgment) for judgment in judgments], corpus, progress, elsewhere)[0]
+
+
+def classify_and_queue(
+    judgments: Iterable[Judgment | Mapping[str, Any]],
+    corpus: ChunkSource,
+    progress: Callable[[int], None] | None = None,
+    *,
+    elsewhere: Found | None = None,
+    candidates: int = 3,
+) -> tuple[DriftResult, list[dict[str, Any]]]:
+    """``classify`` and then ``rejudgment_queue``, sharing one read: the documents classify
+    rebuilt hold every ORPHANED label's candidates, so the corpus is not read a third time."""
     rows = [_row(judgment) for judgment in judgments]
+    result, rebuilt = _classify(rows, corpus, progress, elsewhere)
+    return result, rejudgment_queue(rows, result, corpus, candidates, documents=rebuilt)
+
+
+def _classify(rows: list[Mapping[str, Any]], corpus: ChunkSource, progress: Callable[[int], None] | None,
+              elsewhere: Found | None) -> tuple[DriftResult, dict[str, list[LiveChunk]]]:
+    """``classify``, and the chunks of the documents that now hold an ORPHANED label with text
+    (read in the second pass anyway; the queue's candidates come from them)."""
     label_ids: set[str] = set()
     wanted: dict[str, set[str]] = {}  # text hash -> documents of the labels that want it
     shas: list[tuple[str | None, bool]] = []
@@ -554,6 +576,7 @@ def classify(
         if row.get("chunk_text") is not None and doc_uri in documents:
             pending.setdefault(doc_uri, []).append(position)
 
+    orphaned: dict[str, list[LiveChunk]] = {}
     if pending:
         by_doc: dict[str, list[LiveChunk]] = {doc_uri: [] for doc_uri in pending}
         for chunk in corpus:
@@ -565,9 +588,11 @@ def classify(
                 document.anchors = _Anchors(document.text)
             for position in positions:
                 _resolve(findings[position], rows[position]["chunk_text"], document, named)
+                if findings[position]["status"] == "ORPHANED":
+                    orphaned[doc_uri] = by_doc[doc_uri]
 
     fingerprints = frozenset(row["corpus_fingerprint"] for row in rows if row.get("corpus_fingerprint"))
-    return _result(findings, fingerprints, corpus.corpus_fingerprint, named, seen, len(documents))
+    return _result(findings, fingerprints, corpus.corpus_fingerprint, named, seen, len(documents)), orphaned
 
 
 def _result(findings: list[dict[str, Any]], fingerprints: frozenset[str], corpus_fingerprint: str | None,
@@ -712,7 +737,8 @@ class _WordIndex:
 
 
 def rejudgment_queue(
-    judgments: Iterable[Judgment | Mapping[str, Any]], result: DriftResult, corpus: ChunkSource, candidates: int = 3
+    judgments: Iterable[Judgment | Mapping[str, Any]], result: DriftResult, corpus: ChunkSource, candidates: int = 3,
+    *, documents: Mapping[str, list[LiveChunk]] | None = None,
 ) -> list[dict[str, Any]]:
     """The labels a person must look at, with candidates found (spec/drift.md, queue).
 
@@ -722,13 +748,17 @@ def rejudgment_queue(
     document order; an ORPHANED label's best partial matches in its document (when it carried
     text), ranked by the share of its words each chunk covers, ties by ordinal and id; a
     MERGED label's new chunk. The corpus is read once more, for ORPHANED labels' documents
-    only. The queue proposes; nothing in it is ground truth until a person answers.
+    only, unless ``documents`` already holds their chunks (``classify_and_queue``: a live
+    document it lacks has none). The queue proposes; nothing in it is ground truth until a
+    person answers.
     """
     rows = [_row(judgment) for judgment in judgments]
     orphan_docs = {row["doc_uri"] for row, finding in zip(rows, result.findings, strict=True)
                    if finding["status"] == "ORPHANED" and row.get("chunk_text") and row.get("chunk_id")}
     by_doc: dict[str, list[LiveChunk]] = {doc_uri: [] for doc_uri in orphan_docs}
-    if by_doc:
+    if documents is not None:
+        by_doc = {doc_uri: list(documents[doc_uri]) for doc_uri in orphan_docs if doc_uri in documents}
+    elif by_doc:
         for chunk in corpus:
             if chunk.doc_uri in by_doc:
                 by_doc[chunk.doc_uri].append(chunk)

@@ -41,10 +41,9 @@ from goldkeeper.core.drift import (
     Found,
     LiveChunk,
     chunk_from_dict,
-    classify,
+    classify_and_queue,
     find,
     partition_of,
-    rejudgment_queue,
     unsettled,
 )
 from goldkeeper.core.judgments import dump_judgments, parse_judgments
@@ -273,8 +272,8 @@ def classify_partition(work_url: str, partition: int, elsewhere_url: str | None 
     hashes of its labels still unsettled."""
     labels, corpus = _partition(work_url, partition)
     elsewhere = _get_exchange(elsewhere_url) if elsewhere_url else None
-    result = classify(labels, corpus, elsewhere=elsewhere)
-    return result, rejudgment_queue(labels, result, corpus), unsettled(labels, result)
+    result, queue = classify_and_queue(labels, corpus, elsewhere=elsewhere)
+    return result, queue, unsettled(labels, result)
 
 
 def find_in_partition(work_url: str, partition: int, asks_url: str) -> Found:
