@@ -254,9 +254,9 @@ def score(
     from goldkeeper.core.scoring import score as score_run
     from goldkeeper.core.validation import Validator
     from goldkeeper.io.files import report_bytes, write_bytes_atomic
-    from goldkeeper.io.forked import split_map, start
+    from goldkeeper.io.forked import split_map
     from goldkeeper.core.scoring import Qrels
-    from goldkeeper.io.loading import iter_label_blocks, load_baseline, load_run_prefixes
+    from goldkeeper.io.loading import RunReader, iter_label_blocks, load_baseline
 
     if threshold < 1:
         raise UsageError(f"--threshold: must be an integer >= 1, got {threshold}")
@@ -266,7 +266,7 @@ def score(
     generated_at = _generated_at(now)
     previous = load_baseline(baseline) if baseline else None
     # The run is read in a second process while this one reads and validates the judgments.
-    run_reader = start(load_run_prefixes, run, run_format, max(ks))
+    run_reader = RunReader(run, run_format, max(ks))
     try:
         # Judgments stream a block at a time into validation and the grouping scoring needs;
         # only --corpus keeps every row, since drift looks at each label.

@@ -64,12 +64,12 @@ def test_detect_labels_format(name, text, kind):
 def _line_by_line(text):
     from goldkeeper.core import qrels
 
-    original = qrels._parse_plain_trec_run
-    qrels._parse_plain_trec_run = lambda _text: None
+    original = qrels.parse_plain_trec_run
+    qrels.parse_plain_trec_run = lambda _text: None
     try:
         return qrels.parse_trec_run(text)
     finally:
-        qrels._parse_plain_trec_run = original
+        qrels.parse_plain_trec_run = original
 
 
 @pytest.mark.parametrize("seed", range(40))
@@ -97,7 +97,7 @@ def test_column_wise_trec_run_reader_agrees_with_the_line_reader(seed):
     if seed % 6 == 4:
         lines.insert(rng.randrange(len(lines)), "")
     text = rng.choice(["\n", "\r\n"]).join(lines) + rng.choice(["", "\n"])
-    fast = qrels._parse_plain_trec_run(text)
+    fast = qrels.parse_plain_trec_run(text)
     slow = _line_by_line(text)
     got = goldkeeper.parse_trec_run(text)
     as_tuples = lambda entries: [(e.query_id, e.ranking, e.scores) for e in entries]  # noqa: E731

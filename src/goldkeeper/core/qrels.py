@@ -23,6 +23,7 @@ __all__ = [
     "detect_labels_format",
     "parse_beir_tsv",
     "parse_trec_qrels",
+    "parse_plain_trec_run",
     "parse_trec_run",
     "to_qrels",
     "to_trec_run",
@@ -169,7 +170,7 @@ def parse_trec_run(text: str, source: str = "run") -> list[RunEntry]:
     Ordered as trec_eval orders them: by score descending, ties by doc id descending. The rank
     column is read only to check it is an integer; it never decides the order.
     """
-    fast = _parse_plain_trec_run(text)
+    fast = parse_plain_trec_run(text)
     if fast is not None:
         return fast
     by_query: dict[str, list[tuple[float, str]]] = {}
@@ -206,7 +207,7 @@ _SPLITS[[9, 10, 11, 12, 13, 28, 29, 30, 31, 32]] = True
 _BLOCK_CHARS = 1 << 20
 
 
-def _parse_plain_trec_run(text: str) -> list[RunEntry] | None:
+def parse_plain_trec_run(text: str) -> list[RunEntry] | None:
     """``parse_trec_run`` for the common file, column-wise: ASCII, exactly six columns on every
     line, no comment, unsigned integer ranks, finite scores. None for anything else, which the
     line-by-line reader then handles (and names the line of any error).

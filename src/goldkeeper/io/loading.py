@@ -7,6 +7,7 @@ computed from; hashing while reading costs one pass over bytes already in memory
 from __future__ import annotations
 
 import hashlib
+import os
 from collections.abc import Iterable, Iterator
 from typing import Any, NamedTuple
 
@@ -15,7 +16,8 @@ from goldkeeper.core.judgments import iter_judgment_blocks
 from goldkeeper.core.runs import iter_run
 from goldkeeper.core.scoring import ranking_prefix
 from goldkeeper.errors import InputError, UsageError
-from goldkeeper.io.files import decode_utf8, iter_blocks, iter_lines, read_bytes, source_name
+from goldkeeper.io.files import decode_utf8, is_local, iter_blocks, iter_lines, local_path, read_bytes, source_name
+from goldkeeper.io.forked import start
 from goldkeeper.models.report import Report
 from goldkeeper.models.run import RunEntry
 
@@ -26,6 +28,7 @@ __all__ = [
     "load_label_rows",
     "load_run",
     "load_run_prefixes",
+    "RunReader",
 ]
 
 
@@ -147,6 +150,12 @@ class RunPrefixes:
     def __len__(self) -> int:
         return len(self.lengths)
 
+    def query_ids(self) -> Iterator[str]:
+        at = 0
+        for length in self.lengths:
+            yield self.strings[at]
+            at += 1 + length
+
     def __iter__(self) -> Iterator[RunRow]:
         strings, at = self.strings, 0
         for length in self.lengths:
@@ -165,6 +174,82 @@ def load_run_prefixes(url: str, fmt: str | None, depth: int) -> tuple[RunPrefixe
     for entry in entries:
         packed.append(entry.query_id, ranking_prefix(entry.ranking, depth))
     return packed, hashed.hexdigest()
+
+
+#: Below this size a TREC run is parsed by one process; above, by two (``RunReader``).
+HALVING_MIN_BYTES = 8 << 20
+
+
+def _query_cut(data: bytes) -> int | None:
+    """An offset near the middle of a TREC run where a new query's lines begin (so no query
+    is cut in two when the file groups its queries), or None."""
+    mid = data.find(b"\n", len(data) // 2)
+    if mid < 0:
+        return None
+    before = data[data.rfind(b"\n", 0, mid) + 1:mid].split(None, 1)
+    cut = mid + 1
+    while before and cut < len(data):
+        end = data.find(b"\n", cut)
+        end = len(data) if end < 0 else end
+        if data[cut:end].split(None, 1)[:1] != before[:1]:
+            break
+        cut = end + 1
+    return cut if 0 < cut < len(data) else None
+
+
+def _plain_prefixes(data: bytes, depth: int) -> RunPrefixes | None:
+    """A plain TREC run's prefixes (the column-wise reader's files), or None for any other."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    entries = qrels_format.parse_plain_trec_run(text)
+    if entries is None:
+        return None
+    packed = RunPrefixes()
+    for entry in entries:
+        packed.append(entry.query_id, ranking_prefix(entry.ranking, depth))
+    return packed
+
+
+def _first_half(data: bytes, cut: int, depth: int) -> tuple[RunPrefixes | None, str]:  # runs forked
+    return _plain_prefixes(data[:cut], depth), hashlib.sha256(data).hexdigest()
+
+
+class RunReader:
+    """``load_run_prefixes`` started in a forked child; a large local TREC run is cut at a
+    query boundary near its middle and the halves parsed by the child and, in ``result``, by
+    this process (which reads the judgments first). Any half the column-wise reader declines,
+    or a query found in both halves, sends the whole file to the line reader, so results and
+    error messages (file, line) are exactly ``load_run_prefixes``'s."""
+
+    def __init__(self, url: str, fmt: str | None, depth: int) -> None:
+        self._args = (url, fmt, depth)
+        self._data: bytes | None = None
+        self._cut = None
+        if url != "-" and fmt in (None, "trec") and is_local(url) and os.path.getsize(local_path(url)) >= HALVING_MIN_BYTES:
+            data = read_bytes(url)
+            head = next((line.lstrip() for line in data[:1 << 16].splitlines() if line.strip()), b"")
+            cut = _query_cut(data) if not head.startswith(b"{") else None
+            if cut is not None:
+                self._data, self._cut = data, cut
+                self._child = start(_first_half, data, cut, depth)
+                return
+        self._child = start(load_run_prefixes, url, fmt, depth)
+
+    def cancel(self) -> None:
+        self._child.cancel()
+
+    def result(self) -> tuple[RunPrefixes, str]:
+        if self._data is None:
+            return self._child.result()
+        second = _plain_prefixes(self._data[self._cut:], self._args[2])
+        first, sha = self._child.result()
+        if first is None or second is None or not set(first.query_ids()).isdisjoint(second.query_ids()):
+            return load_run_prefixes(*self._args)
+        first.strings += second.strings
+        first.lengths += second.lengths
+        return first, sha
 
 
 def load_baseline(url: str) -> Report:
