@@ -67,3 +67,12 @@ def test_jsonl_runs_are_not_cut(tmp_path):
     reader = RunReader(str(url), None, 10)
     assert reader._cut is None
     assert len(reader.result()[0]) == 50
+
+
+def test_a_missing_or_unreadable_run_is_a_storage_error(tmp_path):
+    from goldkeeper.errors import StorageError
+
+    with pytest.raises(StorageError, match="cannot be read"):
+        RunReader(str(tmp_path / "missing.trec"), None, 10).result()
+    with pytest.raises(StorageError, match="is a directory"):
+        RunReader(str(tmp_path), None, 10).result()

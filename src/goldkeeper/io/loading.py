@@ -216,6 +216,14 @@ def _first_half(data: bytes, cut: int, depth: int) -> tuple[RunPrefixes | None, 
     return _plain_prefixes(data[:cut], depth), hashlib.sha256(data).hexdigest()
 
 
+def _local_size(url: str) -> int:
+    """The size of a local file; 0 when it cannot be read (the reader then reports why)."""
+    try:
+        return os.path.getsize(local_path(url)) if os.path.isfile(local_path(url)) else 0
+    except OSError:
+        return 0
+
+
 class RunReader:
     """``load_run_prefixes`` started in a forked child; a large local TREC run is cut at a
     query boundary near its middle and the halves parsed by the child and, in ``result``, by
@@ -227,7 +235,7 @@ class RunReader:
         self._args = (url, fmt, depth)
         self._data: bytes | None = None
         self._cut = None
-        if url != "-" and fmt in (None, "trec") and is_local(url) and os.path.getsize(local_path(url)) >= HALVING_MIN_BYTES:
+        if url != "-" and fmt in (None, "trec") and is_local(url) and _local_size(url) >= HALVING_MIN_BYTES:
             data = read_bytes(url)
             head = next((line.lstrip() for line in data[:1 << 16].splitlines() if line.strip()), b"")
             cut = _query_cut(data) if not head.startswith(b"{") else None
