@@ -7,6 +7,7 @@ Each task calls one core or io function; retries and timeouts live on the decora
 from __future__ import annotations
 
 import os
+import uuid
 from datetime import datetime, timezone
 from typing import Any
 
@@ -92,6 +93,19 @@ def show(suite: str, report, report_url: str) -> None:
     create_link_artifact(key=f"goldkeeper-{slug}-report", link=report_url, description=f"{suite}: full report")
 
 
+def _score_in_partitions(storage_url: str, suite: str, judgments_url: str, run_url: str, partitions: int,
+                         k: list[int], threshold: int, intervals: bool, cluster: str | None, workers: int):
+    from goldkeeper.flows.lifecycle import clean_work
+    from goldkeeper.flows.scale import score_in_partitions, task_runner
+
+    work_url = f"{storage_url.rstrip('/')}/work/{suite_slug(suite)}/{uuid.uuid4().hex[:12]}"
+    found = score_in_partitions.with_options(task_runner=task_runner(cluster, workers))(
+        judgments_url, run_url, work_url, partitions, k, threshold, intervals,
+        remote=cluster not in (None, "local"))
+    clean_work(work_url)
+    return found
+
+
 def _now() -> str:
     epoch = os.environ.get("SOURCE_DATE_EPOCH")
     moment = datetime.fromtimestamp(int(epoch), tz=timezone.utc) if epoch else datetime.now(timezone.utc)
@@ -111,9 +125,14 @@ def evaluate(
     generated_at: str | None = None,
     corpus_url: str | None = None,
     retrieval: dict[str, Any] | None = None,
+    partitions: int = 0,
+    cluster: str | None = None,
+    workers: int = 2,
 ) -> dict[str, Any]:
     """Score one run of one suite and publish the report; returns the verdict and its URL.
-    ``retrieval`` (from the eval flow: queries, errors, budget) adds the error budget gate."""
+    ``retrieval`` (from the eval flow: queries, errors, budget) adds the error budget gate.
+    ``partitions`` > 0 scores in that many query partitions (goldkeeper.flows.scale), on
+    threads or on Dask (``cluster``: "local" or a scheduler address): the same report."""
     storage_url = storage_url or default_root()
     # Keyed by the inputs' content: the same judgments, run, corpus and settings again (a
     # repeated event, a retried schedule) find the published report and do no work twice.
@@ -126,10 +145,15 @@ def evaluate(
               f"report at {found['report']}")
         return {"verdict": found["verdict"], "report_url": found["report"], "reasons": found.get("reasons", []),
                 "cached": True}
-    rows, judgments_sha = load_judgments(judgments_url)
-    run, run_sha = load_run(run_url, max(k))
-    validation = check_judgments(rows)
-    result = score_run(rows, run, k, threshold, intervals)
+    if partitions > 0:
+        result, validation, judgments_sha, run_sha = _score_in_partitions(
+            storage_url, suite, judgments_url, run_url, partitions, k, threshold, intervals, cluster, workers)
+        rows = load_judgments(judgments_url)[0] if corpus_url else None
+    else:
+        rows, judgments_sha = load_judgments(judgments_url)
+        run, run_sha = load_run(run_url, max(k))
+        validation = check_judgments(rows)
+        result = score_run(rows, run, k, threshold, intervals)
     inputs = {"judgments": {"url": judgments_url, "sha256": judgments_sha},
               "run": {"url": run_url, "sha256": run_sha}}
     drift = check_corpus(rows, corpus_url) if corpus_url else None

@@ -4,8 +4,9 @@ and score the runs on the repaired judgments.
     on_reindex = [snapshot_corpus] -> check_drift -> fix_recoverable -> open_rejudgment_queue
                  -> evaluate (per run)
 
-With ``partitions``, drift and the queue run as the drift_partitioned subflow instead
-(goldkeeper.flows.scale), on threads or on Dask (``cluster``: "local" or a scheduler address).
+With ``partitions``, drift and the queue run as the drift_partitioned subflow instead, and
+each evaluation in query partitions (goldkeeper.flows.scale), on threads or on Dask
+(``cluster``: "local" or a scheduler address).
 
 The suite's judgments live on storage (judgments/<suite>/current.jsonl, every version kept);
 a fix is written with compare-and-swap against the version read, so two flows on one suite
@@ -150,9 +151,10 @@ def on_reindex(
     """The lifecycle after a re-index: [snapshot], drift, fix, queue, then evaluate each run.
 
     Give ``corpus_url`` (a snapshot) or ``chunks_url`` and ``chunker`` (chunker output, which
-    is snapshotted to storage first). ``partitions`` > 0 splits drift by doc_uri over that
-    many tasks, on threads, or on Dask: ``cluster`` "local" (a LocalCluster of ``workers``
-    processes) or a scheduler address (storage must then be shared, s3://...)."""
+    is snapshotted to storage first). ``partitions`` > 0 splits drift by doc_uri (and each
+    evaluation by query id) over that many tasks, on threads, or on Dask: ``cluster`` "local"
+    (a LocalCluster of ``workers`` processes) or a scheduler address (storage must then be
+    shared, s3://...)."""
     storage_url = storage_url or default_root()
     if corpus_url is None:
         if not (chunks_url and chunker):
@@ -189,7 +191,8 @@ def on_reindex(
         name = suite if len(run_urls) == 1 else f"{suite}-{run_url.rstrip('/').rsplit('/', 1)[-1].split('.')[0]}"
         verdicts[run_url] = evaluate(suite=name, judgments_url=current_judgments_url(storage_url, suite),
                                      run_url=run_url, storage_url=storage_url, k=k, gates=gates,
-                                     corpus_url=corpus_url)
+                                     corpus_url=corpus_url, partitions=partitions, cluster=cluster,
+                                     workers=workers)
     print(f"{suite}: {summary}; re-anchored {moved}; queued {len(items)}")
     return {"drift": summary, "reanchored": moved, "judgments_version": version, "queue_url": queue_url,
             "evaluations": verdicts}

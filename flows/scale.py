@@ -44,7 +44,7 @@ from goldkeeper.io.partitioned import (
 )
 from goldkeeper.io.snapshots import open_corpus
 
-__all__ = ["drift_partitioned", "score_partitioned", "task_runner"]
+__all__ = ["drift_partitioned", "score_in_partitions", "score_partitioned", "task_runner"]
 
 #: Inputs are large (label sets, drift results): never hashed for a cache key.
 _RETRY = {"retries": 2, "retry_delay_seconds": [1, 5], "cache_policy": NO_CACHE}
@@ -164,26 +164,36 @@ def summarize_values(qrels, parts: list[QueryValues], intervals: bool):
     return summarize(qrels, merge_query_values(parts, qrels), intervals=BootstrapSpec() if intervals else None)
 
 
-@flow(name="goldkeeper-score-partitioned", log_prints=True)
-def score_partitioned(judgments_url: str, run_url: str, work_url: str, partitions: int = 8,
-                      k: list[int] = [10], threshold: int = 1, intervals: bool = True,  # noqa: B006
-                      gates: list[str] = [], generated_at: str | None = None, remote: bool = False):  # noqa: B006
-    """Score a run in ``partitions`` query partitions and merge: the same report as
-    ``goldkeeper score`` on the same files (same bytes with the same ``generated_at``)."""
+@flow(name="goldkeeper-score-in-partitions", log_prints=True)
+def score_in_partitions(judgments_url: str, run_url: str, work_url: str, partitions: int = 8,
+                        k: list[int] = [10], threshold: int = 1, intervals: bool = True,  # noqa: B006
+                        remote: bool = False):
+    """The score result of a run in ``partitions`` query partitions, merged; with the
+    judgments' validation and the sha256 of both inputs (what a report is assembled from)."""
     if partitions < 1:
         raise ValueError(f"partitions: must be at least 1, got {partitions}")
     for url in (judgments_url, run_url, work_url):
         require_shared_storage(url, remote)
-    from goldkeeper.flows.evaluate import _now, assemble_report
-
     run_split = split_run_lines.submit(run_url, work_url, partitions)
     qrels, validation, judgments_sha = split_judgments(judgments_url, work_url, partitions)
     fmt, run_sha = run_split.result()
     parts = [future.result() for future in
              [score_part.submit(work_url, p, fmt, list(k), threshold) for p in range(partitions)]]
     result = summarize_values(qrels, parts, intervals)
+    print(f"scored {result.queries_scored} queries over {partitions} partitions")
+    return result, validation, judgments_sha, run_sha
+
+
+@flow(name="goldkeeper-score-partitioned", log_prints=True)
+def score_partitioned(judgments_url: str, run_url: str, work_url: str, partitions: int = 8,
+                      k: list[int] = [10], threshold: int = 1, intervals: bool = True,  # noqa: B006
+                      gates: list[str] = [], generated_at: str | None = None, remote: bool = False):  # noqa: B006
+    """Score a run in ``partitions`` query partitions and merge: the same report as
+    ``goldkeeper score`` on the same files (same bytes with the same ``generated_at``)."""
+    from goldkeeper.flows.evaluate import _now, assemble_report
+
+    result, validation, judgments_sha, run_sha = score_in_partitions(
+        judgments_url, run_url, work_url, partitions, k, threshold, intervals, remote)
     inputs = {"judgments": {"url": judgments_url, "sha256": judgments_sha},
               "run": {"url": run_url, "sha256": run_sha}}
-    report = assemble_report(result, validation, generated_at or _now(), gates, inputs)
-    print(f"scored over {partitions} partitions: {report.verdict.status}")
-    return report
+    return assemble_report(result, validation, generated_at or _now(), gates, inputs)

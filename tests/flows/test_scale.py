@@ -282,3 +282,20 @@ def test_partitions_on_s3_with_dask_workers(prefect_server, case, s3, tmp_path):
         f"{s3}/scale/judgments.jsonl", f"{s3}/scale/snapshot", f"{s3}/scale/work", PARTITIONS, remote=True)
     _same(case, merged, queue)
     assert fs.exists(f"{s3}/scale/work/corpus/p0000/manifest.json")
+
+
+def test_the_evaluate_flow_in_query_partitions_publishes_the_same_report(prefect_server, tmp_path):
+    """evaluate(partitions=3) on Dask publishes the report evaluate publishes in one task."""
+    from goldkeeper.flows.evaluate import evaluate
+
+    judgments, run = _scoring_case(tmp_path)
+    root = f"file://{tmp_path}/store"
+    now = "2026-11-30T00:00:00Z"
+    one = evaluate(suite="one", judgments_url=str(judgments), run_url=str(run), storage_url=root, k=[5, 10],
+                   gates=["ndcg@10:0.2"], generated_at=now)
+    parts = evaluate(suite="parts", judgments_url=str(judgments), run_url=str(run), storage_url=root, k=[5, 10],
+                     gates=["ndcg@10:0.2"], generated_at=now, partitions=3, cluster="local")
+    assert not parts["cached"] and parts["verdict"] == one["verdict"]
+    read = lambda url: json.loads(open(url[len("file://"):]).read())  # noqa: E731
+    assert read(parts["report_url"]) == read(one["report_url"])
+    assert not any((tmp_path / "store" / "work" / "parts").iterdir())  # partitions removed
