@@ -242,7 +242,7 @@ def partition_labels(labels: Sequence[Judgment], work_url: str, partitions: int)
 def _partition(work_url: str, partition: int) -> tuple[list[Judgment], ShardedCorpus]:
     url = labels_url(work_url, partition)
     return (parse_judgments(read_bytes(url), url) if size_of(url) else [],  # a partition may hold no label
-            ShardedCorpus(_join(partition_dir(work_url, partition), MANIFEST)))
+            ShardedCorpus(_join(partition_dir(work_url, partition), MANIFEST), checked=True))
 
 
 def _pickled_url(work_url: str, name: str) -> str:
@@ -282,7 +282,7 @@ def find_in_partition(work_url: str, partition: int, asks_url: str) -> Found:
     asked key is there (a 64-bit collision costs a read, never a wrong answer), and only for
     the asks that matched."""
     ids, shas = _get_exchange(asks_url)
-    corpus = ShardedCorpus(_join(partition_dir(work_url, partition), MANIFEST))
+    corpus = ShardedCorpus(_join(partition_dir(work_url, partition), MANIFEST), checked=True)
     have_ids: list[Any] = []
     have_shas: list[Any] = []
     for shard in corpus.shards:

@@ -20,6 +20,7 @@ from typing import Any
 from pydantic_core import from_json
 
 from goldkeeper.core.drift import Corpus, LiveChunk, chunk_from_dict, parse_corpus, snapshot_rows
+from goldkeeper.core.identity import text_sha
 from goldkeeper.errors import InputError, describe_value
 from goldkeeper.io.files import (
     is_local,
@@ -82,8 +83,12 @@ class _Hashing(io.RawIOBase):
 class ShardedCorpus:
     """A sharded snapshot, read lazily; iterate it as often as needed (each pass streams)."""
 
-    def __init__(self, manifest_url: str) -> None:
+    def __init__(self, manifest_url: str, *, checked: bool = False) -> None:
+        """``checked``: every line was checked when the shards were written (partition pieces,
+        which ``map_corpus`` copies only after checking each line as drift does); reading then
+        builds chunks without checking fields again. Hashes and counts are always verified."""
         self.url = manifest_url
+        self.checked = checked
         source = source_name(manifest_url)
         try:
             payload = from_json(read_bytes(manifest_url), allow_inf_nan=False)
@@ -124,7 +129,13 @@ class ShardedCorpus:
             except ValueError as error:
                 raise InputError(source, f"not valid JSON ({error})", line=line_number, field="json",
                                  found="the line") from None
-            yield chunk_from_dict(raw_chunk, source, line=line_number)
+            if self.checked:
+                text = raw_chunk.get("text")
+                yield LiveChunk(raw_chunk["chunk_id"], raw_chunk["doc_uri"], raw_chunk.get("ordinal"), text,
+                                raw_chunk.get("text_sha") or (text_sha(text) if text is not None else None),
+                                raw_chunk.get("start_index"))
+            else:
+                yield chunk_from_dict(raw_chunk, source, line=line_number)
 
     def shard_url(self, index: int) -> str:
         return _base(self.url) + self.shards[index]["path"]
