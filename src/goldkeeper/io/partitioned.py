@@ -10,6 +10,8 @@ cluster) and can be retried alone. The layout under a work URL:
     corpus/p0003/from-00001.keys.npz   64-bit keys of their ids and text hashes
     corpus/p0003/manifest.json         partition 3 as a sharded snapshot (its pieces)
     labels/p0003.jsonl                 the labels of partition 3, canonical, in input order
+    exchange/asks.pickle               ids and hashes no partition could settle alone, and
+    exchange/answers-p0003.pickle      what the other partitions hold of partition 3's
 
 Scoring partitions by a hash of query id instead (``split_labels_by_query``, ``split_run``,
 ``score_partition``): every query's labels and run entry meet in one partition, which gives
