@@ -85,9 +85,10 @@ def _resampled_means(values: np.ndarray, resamples: int, seed: int) -> np.ndarra
 
     One or two metrics gather the drawn rows directly; more share one count matrix per block
     of resamples (a bincount), so the draws are paid once for every metric. The blocks are
-    small enough that the draws and the bins stay in a core's cache: at n = 10,000, 13
-    resamples per block take 0.5 s for 10,000 resamples where 400 took 0.85 s (and one
-    4M-cell bincount 1.8 s). The draws come from SFC64, about twice as fast as PCG64 here."""
+    small enough that the draws and the bins stay in a core's cache: at n = 10,000, a
+    bincount over 4M-cell blocks took 0.28 s per 10M draws, over 2^17-cell blocks 0.014 s,
+    and 10,000 resamples in blocks of 10 took 0.49 s. The draws come from SFC64, about twice
+    as fast as PCG64 here."""
     n, m = values.shape
     rng = np.random.Generator(np.random.SFC64(seed))
     out = np.empty((resamples, m))

@@ -51,7 +51,7 @@ from goldkeeper.core.drift import (
 from goldkeeper.core.judgments import dump_judgments, parse_judgments
 from goldkeeper.core.scoring import Qrels, QueryValues, build_qrels, query_values
 from goldkeeper.core.validation import ValidationResult, Validator
-from goldkeeper.errors import InputError, UsageError
+from goldkeeper.errors import UsageError
 from goldkeeper.io.files import (
     is_local,
     local_path,
@@ -128,12 +128,7 @@ def _source_chunks(corpus: ShardedCorpus | Corpus, shards: Sequence[int]) -> Ite
         return
     for index in shards:
         source = source_name(corpus.shard_url(index))
-        for line_number, line in corpus.shard_lines(index):
-            try:
-                raw = from_json(line, allow_inf_nan=False)
-            except ValueError as error:
-                raise InputError(source, f"not valid JSON ({error})", line=line_number, field="json",
-                                 found="the line") from None
+        for line_number, line, raw in corpus.parsed_lines(index):
             yield chunk_from_dict(raw, source, line=line_number), line if line.endswith(b"\n") else line + b"\n"
 
 

@@ -121,14 +121,9 @@ class ShardedCorpus:
             yield from self.read_shard(index)
 
     def read_shard(self, index: int) -> Iterator[LiveChunk]:
-        """The chunks of one shard, checked."""
+        """The chunks of one shard, checked (unless the snapshot says they were)."""
         source = source_name(self.shard_url(index))
-        for line_number, line in self.shard_lines(index):
-            try:
-                raw_chunk = from_json(line, allow_inf_nan=False)
-            except ValueError as error:
-                raise InputError(source, f"not valid JSON ({error})", line=line_number, field="json",
-                                 found="the line") from None
+        for line_number, _, raw_chunk in self.parsed_lines(index):
             if self.checked:
                 text = raw_chunk.get("text")
                 yield LiveChunk(raw_chunk["chunk_id"], raw_chunk["doc_uri"], raw_chunk.get("ordinal"), text,
@@ -136,6 +131,17 @@ class ShardedCorpus:
                                 raw_chunk.get("start_index"))
             else:
                 yield chunk_from_dict(raw_chunk, source, line=line_number)
+
+    def parsed_lines(self, index: int) -> Iterator[tuple[int, bytes, Any]]:
+        """(line number, line as stored, its JSON value) of one shard; a line that is not JSON
+        is an ``InputError`` naming the shard and the line."""
+        source = source_name(self.shard_url(index))
+        for line_number, line in self.shard_lines(index):
+            try:
+                yield line_number, line, from_json(line, allow_inf_nan=False)
+            except ValueError as error:
+                raise InputError(source, f"not valid JSON ({error})", line=line_number, field="json",
+                                 found="the line") from None
 
     def shard_url(self, index: int) -> str:
         return _base(self.url) + self.shards[index]["path"]
