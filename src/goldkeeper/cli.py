@@ -13,6 +13,7 @@ import prefect, and only when they run, so validation and scoring start fast.
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import sys
@@ -1076,6 +1077,12 @@ def _fail(message: str, code: int) -> NoReturn:
 def main(argv: list[str] | None = None) -> NoReturn:
     """Run the command line and exit with its exit code."""
     args = sys.argv[1:] if argv is None else list(argv)
+    # Commands build hundreds of thousands of acyclic containers (parsed JSON, chunks, label
+    # rows) at once; at the default threshold the young generation is collected every 700
+    # allocations, 0.5 s of a 3.5 s drift of 100k labels x 200k chunks. What is alive after
+    # the imports is never garbage: it leaves the collector's sight.
+    gc.freeze()
+    gc.set_threshold(100_000, 20, 20)
     if not args:
         # A bare invocation gets the help, on stdout, but is still not a successful command.
         try:

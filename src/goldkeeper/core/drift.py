@@ -31,11 +31,14 @@ import unicodedata
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from itertools import islice
+from typing import Annotated, Any, Protocol
 
+from pydantic import ConfigDict, Field, TypeAdapter, ValidationError
 from pydantic_core import from_json
+from typing_extensions import Required, TypedDict
 
-from goldkeeper.core.identity import chunk_id, normalize, text_sha
+from goldkeeper.core.identity import chunk_id, normalize, normalized_sha, text_sha
 from goldkeeper.errors import InputError, describe_value
 from goldkeeper.models.judgment import Judgment
 
@@ -74,7 +77,9 @@ def _comparable(text: str) -> str:
     folds line ends and covers every White_Space character ``normalize`` strips, so only its
     NFC step is left to do, and ASCII is already NFC."""
     if text.isascii():
-        if text.isprintable() and "  " not in text and text[:1] != " " and text[-1:] != " ":
+        if (text[:1] != " " and text[-1:] != " " and "  " not in text and "\n" not in text and "\t" not in text
+                and "\r" not in text and "\x0b" not in text and "\x0c" not in text and "\x1c" not in text
+                and "\x1d" not in text and "\x1e" not in text and "\x1f" not in text):
             return text  # already single-spaced, nothing to strip: the common case, 10x faster
     else:
         text = unicodedata.normalize("NFC", text)
@@ -83,16 +88,22 @@ def _comparable(text: str) -> str:
 
 @dataclass(frozen=True, slots=True)
 class LiveChunk:
-    chunk_id: str
-    doc_uri: str
-    ordinal: int | None
-    text: str | None
-    text_sha: str | None
-    start_index: int | None = None
+    chunk_id: Annotated[str, Field(min_length=1)]
+    doc_uri: Annotated[str, Field(min_length=1)]
+    ordinal: Annotated[int, Field(ge=0)] | None = None
+    text: str | None = None
+    text_sha: str | None = None
+    """The hash the snapshot stores, if it stores one; ``sha()`` is the chunk's hash."""
+    start_index: Annotated[int, Field(ge=0)] | None = None
     """Where the chunker says the text starts in its document, when it says (optional)."""
 
     def order(self) -> tuple[int, str]:
         return (self.ordinal if self.ordinal is not None else 1 << 62, self.chunk_id)
+
+    def sha(self) -> str | None:
+        """The text hash: as stored, else computed from the text (not kept: most chunks'
+        hashes are never needed, and classify finds the wanted ones by their text)."""
+        return self.text_sha or (text_sha(self.text) if self.text is not None else None)
 
 
 class ChunkSource(Protocol):
@@ -133,8 +144,7 @@ def chunk_from_dict(raw: Any, source: str, where: str = "", line: int | None = N
         if value is not None and not isinstance(value, str):
             raise InputError(source, "must be a string", line=line, field=f"{where}{name}",
                              found=describe_value(value))
-    return LiveChunk(raw["chunk_id"], raw["doc_uri"], ordinal, text,
-                     sha or (text_sha(text) if text is not None else None),
+    return LiveChunk(raw["chunk_id"], raw["doc_uri"], ordinal, text, sha or None,
                      _count(raw, "start_index", source, line, where))
 
 
@@ -147,8 +157,38 @@ def _count(raw: Mapping[str, Any], name: str, source: str, line: int | None, whe
     return value
 
 
+class _CorpusJson(TypedDict, total=False):
+    __pydantic_config__ = ConfigDict(strict=True)  # type: ignore[misc]
+    corpus_fingerprint: str | None
+    chunker_fingerprint: str | None
+    chunks: Required[list[LiveChunk]]
+
+
+_CORPUS_JSON: TypeAdapter[_CorpusJson] | None = None
+
+
 def parse_corpus(data: bytes | str, source: str = "corpus") -> Corpus:
-    """The spec's corpus.json: ``{"corpus_fingerprint", "chunker_fingerprint", "chunks"}``."""
+    """The spec's corpus.json: ``{"corpus_fingerprint", "chunker_fingerprint", "chunks"}``.
+
+    A well-formed snapshot is parsed and checked in one pass by pydantic-core, straight into
+    ``LiveChunk``s (0.53 s against 0.72 s for 200,000 chunks). Anything it refuses, and any
+    text that spells NaN or Infinity (which its parser would accept outside the checked
+    fields), is read again field by field, which words the error or gives the same chunks."""
+    global _CORPUS_JSON
+    raw = data.encode("utf-8") if isinstance(data, str) else data
+    if b"NaN" not in raw and b"Infinity" not in raw:
+        if _CORPUS_JSON is None:
+            _CORPUS_JSON = TypeAdapter(_CorpusJson)
+        try:
+            payload = _CORPUS_JSON.validate_json(raw)
+        except ValidationError:
+            pass
+        else:
+            return Corpus(payload["chunks"], payload.get("corpus_fingerprint"), payload.get("chunker_fingerprint"))
+    return _parse_corpus_fields(data, source)
+
+
+def _parse_corpus_fields(data: bytes | str, source: str) -> Corpus:
     try:
         payload = from_json(data, allow_inf_nan=False)
     except ValueError as error:
@@ -161,41 +201,38 @@ def parse_corpus(data: bytes | str, source: str = "corpus") -> Corpus:
     return Corpus(chunks, **{k: v if isinstance(v, str) else None for k, v in fingerprints.items()})
 
 
-def _borders(tail: str, head: str) -> Iterator[int]:
-    """Every length b > 0 such that ``tail``'s last b characters are ``head``'s first b, longest
-    first. Borders of 8 or more are found by searching ``tail`` for ``head``'s first 8
-    characters and checking each hit; shorter ones are tried one by one. Each check runs in C."""
-    window = min(len(tail), len(head), _OVERLAP_WINDOW)
-    if window == 0:
-        return
-    end = tail[-window:]
-    if window >= _SURE_OVERLAP:
-        needle = head[:_SURE_OVERLAP]
-        at = end.find(needle)
-        while at >= 0:
-            if head.startswith(end[at:]):
-                yield window - at
-            at = end.find(needle, at + 1)
-    short = end[-min(_SURE_OVERLAP - 1, window):]
-    first = head[0]
-    at = short.find(first)
-    while at >= 0:  # a short border starts where the tail holds head's first character
-        if head.startswith(short[at:]):
-            yield len(short) - at
-        at = short.find(first, at + 1)
-
-
 def _overlap(text: str, piece: str, known: bool | None = None) -> int:
-    """How much of ``piece`` repeats the end of ``text``: the longest border that is long enough
-    to be deliberate, or that is made of whole words (it starts after a space in ``text`` and
-    ends before one in ``piece``; both are collapsed). So "refunds" + "so the", or
-    "**Context**" + "* Populated", are not read as overlaps of one character. ``known`` is
-    what the chunker's start offsets say: False, no overlap; True, the longest border."""
+    """How much of ``piece`` repeats the end of ``text``: the longest border (a b > 0 with
+    ``text``'s last b characters equal to ``piece``'s first b) that is long enough to be
+    deliberate, or that is made of whole words (it starts after a space in ``text`` and ends
+    before one in ``piece``; both are collapsed). So "refunds" + "so the", or "**Context**" +
+    "* Populated", are not read as overlaps of one character. ``known`` is what the chunker's
+    start offsets say: False, no overlap; True, the longest border.
+
+    Borders of 8 or more (at most ``_OVERLAP_WINDOW``) are found by searching ``text``'s end
+    for ``piece``'s first 8 characters, longest first, and checking each hit; shorter ones
+    where ``text``'s last 7 characters hold ``piece``'s first. Each search and check runs in C."""
     if known is False:
         return 0
-    for b in _borders(text, piece):
-        if known or b >= _SURE_OVERLAP or ((b == len(text) or text[-b - 1] == " ") and (b == len(piece) or piece[b] == " ")):
+    size = len(text)
+    window = min(size, len(piece), _OVERLAP_WINDOW)
+    if window == 0:
+        return 0
+    if window >= _SURE_OVERLAP:
+        needle = piece[:_SURE_OVERLAP]
+        at = text.find(needle, size - window)
+        while at >= 0:
+            if piece.startswith(text[at:]):
+                return size - at
+            at = text.find(needle, at + 1)
+    first = piece[0]
+    at = text.find(first, size - min(_SURE_OVERLAP - 1, window))
+    while at >= 0:
+        b = size - at
+        if piece.startswith(text[at:]) and (known or ((at == 0 or text[at - 1] == " ")
+                                                      and (b == len(piece) or piece[b] == " "))):
             return b
+        at = text.find(first, at + 1)
     return 0
 
 
@@ -387,12 +424,19 @@ def _row(judgment: Judgment | Mapping[str, Any]) -> Mapping[str, Any]:
 
 def _label_sha(row: Mapping[str, Any]) -> tuple[str | None, bool]:
     """The hash a label's text is found by, and whether its text_sha contradicts its text."""
+    sha, mismatch, _ = _label_key(row)
+    return sha, mismatch
+
+
+def _label_key(row: Mapping[str, Any]) -> tuple[str | None, bool, str | None]:
+    """``_label_sha`` and the label's ``normalize``d text (None without chunk_text)."""
     chunk_text = row.get("chunk_text")
     sha = row.get("text_sha")
     if chunk_text is not None:
-        own = text_sha(chunk_text)
-        return own, sha is not None and sha != own
-    return sha, False
+        normal = normalize(chunk_text)
+        own = normalized_sha(normal)
+        return own, sha is not None and sha != own, normal
+    return sha, False, None
 
 
 def partition_of(key: str, partitions: int) -> int:
@@ -436,8 +480,9 @@ def find(corpus: ChunkSource, ids: set[str], shas: set[str]) -> Found:
     for chunk in corpus:
         if chunk.chunk_id in ids:
             found.live.add(chunk.chunk_id)
-        if chunk.text_sha in shas and _better(chunk, found.best.get(chunk.text_sha)):
-            found.best[chunk.text_sha] = chunk  # type: ignore[index]
+        sha = chunk.sha()
+        if sha in shas and _better(chunk, found.best.get(sha)):
+            found.best[sha] = chunk  # type: ignore[index]
     return found
 
 
@@ -473,6 +518,17 @@ def merge_partitions(parts: Iterable[tuple[Sequence[int], DriftResult]], labels:
     return _result(findings, fingerprints, corpus_fingerprint, named, chunks, documents)  # type: ignore[arg-type]
 
 
+def _batches(corpus: ChunkSource) -> Iterator[Sequence[LiveChunk]]:
+    """The corpus's chunks a list at a time: an in-memory one whole, a streamed one in lists
+    of ``PROGRESS_EVERY``."""
+    if isinstance(corpus, Corpus):
+        yield corpus.chunks
+        return
+    stream = iter(corpus)
+    while batch := list(islice(stream, PROGRESS_EVERY)):
+        yield batch
+
+
 def classify(
     judgments: Iterable[Judgment | Mapping[str, Any]],
     corpus: ChunkSource,
@@ -482,7 +538,8 @@ def classify(
 ) -> DriftResult:
     """Classify every label against a live corpus (module docstring: two passes at most).
 
-    ``progress`` is called with the number of chunks read so far, every ``PROGRESS_EVERY``.
+    ``progress`` is called with the number of chunks read so far after each batch: every
+    ``PROGRESS_EVERY`` chunks of a streamed snapshot, once for an in-memory one.
     ``elsewhere`` adds what the other partitions of a partitioned corpus found for this one's
     unsettled labels (the module docstring).
     """
@@ -510,37 +567,51 @@ def _classify(rows: list[Mapping[str, Any]], corpus: ChunkSource, progress: Call
     (read in the second pass anyway; the queue's candidates come from them)."""
     label_ids: set[str] = set()
     wanted: dict[str, set[str]] = {}  # text hash -> documents of the labels that want it
+    by_text: dict[str, str] = {}  # normalized label text -> its hash
+    hash_only = False  # some label is found by a stored hash alone: every chunk's hash is needed
     shas: list[tuple[str | None, bool]] = []
     for row in rows:
-        sha = _label_sha(row) if row.get("chunk_id") is not None else (None, False)
-        shas.append(sha)
-        if row.get("chunk_id") is not None:
-            label_ids.add(row["chunk_id"])
-            if sha[0] is not None:
-                wanted.setdefault(sha[0], set()).add(row["doc_uri"])
+        if row.get("chunk_id") is None:
+            shas.append((None, False))
+            continue
+        sha, mismatch, normal = _label_key(row)
+        shas.append((sha, mismatch))
+        label_ids.add(row["chunk_id"])
+        if sha is not None:
+            wanted.setdefault(sha, set()).add(row["doc_uri"])
+            if normal is None:
+                hash_only = True
+            else:
+                by_text[normal] = sha
 
     live: set[str] = set()
     documents: set[str] = set()
     best_any: dict[str, LiveChunk] = {}
     best_in_doc: dict[tuple[str, str], LiveChunk] = {}
     seen = 0
-    for chunk in corpus:
-        seen += 1
-        if progress is not None and not seen % PROGRESS_EVERY:
+    for batch in _batches(corpus):
+        # Column at a time: the set operations and comprehensions run in C, and only the
+        # chunks whose hash some label wants are looked at one by one.
+        seen += len(batch)
+        if progress is not None:
             progress(seen)
-        if chunk.chunk_id in label_ids:
-            live.add(chunk.chunk_id)
-        documents.add(chunk.doc_uri)
-        sha = chunk.text_sha
-        if sha is not None and sha in wanted:
+        live.update(label_ids.intersection([chunk.chunk_id for chunk in batch]))
+        documents.update([chunk.doc_uri for chunk in batch])
+        if hash_only:
+            keys = [chunk.sha() for chunk in batch]
+        else:
+            # Equal normalized texts have equal hashes, so an unhashed chunk is found by its
+            # text, and hashed only when some label carries nothing but a hash.
+            keys = [chunk.text_sha or (by_text.get(normalize(chunk.text)) if chunk.text is not None else None)
+                    for chunk in batch]
+        for index in [i for i, key in enumerate(keys) if key in wanted]:
+            chunk, sha = batch[index], keys[index]
             if _better(chunk, best_any.get(sha)):
                 best_any[sha] = chunk
             if chunk.doc_uri in wanted[sha]:
                 key = (sha, chunk.doc_uri)
                 if _better(chunk, best_in_doc.get(key)):
                     best_in_doc[key] = chunk
-    if progress is not None:
-        progress(seen)
     if elsewhere is not None:
         live |= elsewhere.live & label_ids
         for sha, chunk in elsewhere.best.items():
@@ -667,8 +738,8 @@ def fix(judgments: Iterable[Judgment], result: DriftResult) -> tuple[list[Judgme
             before["doc_uri"] = judgment.doc_uri
         values = judgment.canonical_dict()
         values.update(chunk_id=target.chunk_id, doc_uri=target.doc_uri, reanchored_from=before)
-        if target.text_sha is not None:
-            values["text_sha"] = target.text_sha
+        if target.sha() is not None:
+            values["text_sha"] = target.sha()
         if judgment.chunk_text is not None and target.text is not None:
             values["chunk_text"] = target.text
         if result.corpus_fingerprint is not None:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import hashlib
 import unicodedata
 
-__all__ = ["FIELD_SEPARATOR", "WHITESPACE", "chunk_id", "normalize", "text_sha"]
+__all__ = ["FIELD_SEPARATOR", "WHITESPACE", "chunk_id", "normalize", "normalized_sha", "text_sha"]
 
 #: U+001F UNIT SEPARATOR joins the canonical fields.
 FIELD_SEPARATOR = "\x1f"
@@ -41,7 +41,12 @@ def _h128(value: str) -> str:
 
 def text_sha(text: str) -> str:
     """``t1:`` and the first 128 bits of SHA-256 over ``normalize(text)``, in lowercase hex."""
-    return "t1:" + _h128(normalize(text))
+    return normalized_sha(normalize(text))
+
+
+def normalized_sha(normalized: str) -> str:
+    """``text_sha`` of a text already ``normalize``d (its result, not any text)."""
+    return "t1:" + _h128(normalized)
 
 
 def chunk_id(

@@ -113,7 +113,7 @@ def source_groups(corpus_url: str, groups: int) -> list[list[int]]:
 
 def _chunk_line(chunk: Any) -> bytes:
     row = {"chunk_id": chunk.chunk_id, "doc_uri": chunk.doc_uri, "ordinal": chunk.ordinal, "text": chunk.text,
-           "text_sha": chunk.text_sha, "start_index": chunk.start_index}
+           "text_sha": chunk.sha(), "start_index": chunk.start_index}
     return json.dumps({k: v for k, v in row.items() if v is not None}, ensure_ascii=False,
                       separators=(",", ":")).encode("utf-8") + b"\n"
 
@@ -162,8 +162,9 @@ class _Piece:
     def add(self, chunk: LiveChunk, line: bytes) -> None:
         self.buffered.write(line)
         self.ids.append(_key(chunk.chunk_id))
-        if chunk.text_sha is not None:
-            self.shas.append(_key(chunk.text_sha))
+        sha = chunk.sha()
+        if sha is not None:
+            self.shas.append(_key(sha))
 
     def close(self) -> bytes:
         self.buffered.flush()

@@ -20,7 +20,6 @@ from typing import Any
 from pydantic_core import from_json
 
 from goldkeeper.core.drift import Corpus, LiveChunk, chunk_from_dict, parse_corpus, snapshot_rows
-from goldkeeper.core.identity import text_sha
 from goldkeeper.errors import InputError, describe_value
 from goldkeeper.io.files import (
     is_local,
@@ -125,10 +124,8 @@ class ShardedCorpus:
         source = source_name(self.shard_url(index))
         for line_number, _, raw_chunk in self.parsed_lines(index):
             if self.checked:
-                text = raw_chunk.get("text")
-                yield LiveChunk(raw_chunk["chunk_id"], raw_chunk["doc_uri"], raw_chunk.get("ordinal"), text,
-                                raw_chunk.get("text_sha") or (text_sha(text) if text is not None else None),
-                                raw_chunk.get("start_index"))
+                yield LiveChunk(raw_chunk["chunk_id"], raw_chunk["doc_uri"], raw_chunk.get("ordinal"),
+                                raw_chunk.get("text"), raw_chunk.get("text_sha") or None, raw_chunk.get("start_index"))
             else:
                 yield chunk_from_dict(raw_chunk, source, line=line_number)
 
