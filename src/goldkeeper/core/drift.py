@@ -100,6 +100,10 @@ class LiveChunk:
     def order(self) -> tuple[int, str]:
         return (self.ordinal if self.ordinal is not None else 1 << 62, self.chunk_id)
 
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        # By position: the default for a slotted dataclass pickles a state dict per chunk.
+        return (LiveChunk, (self.chunk_id, self.doc_uri, self.ordinal, self.text, self.text_sha, self.start_index))
+
     def sha(self) -> str | None:
         """The text hash: as stored, else computed from the text (not kept: most chunks'
         hashes are never needed, and classify finds the wanted ones by their text)."""

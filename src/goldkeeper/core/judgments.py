@@ -137,6 +137,23 @@ def _text(raw: bytes | str, source: str, number: int) -> str:
         ) from None
 
 
+#: From this size on, a block's quotes are found in one numpy pass: each byte search above
+#: scans the whole block (about 1 GB/s with a quote on every few dozen bytes), four of them
+#: 0.19 s for 48 MB, against 0.05 s for the pass.
+_PROBE_ARRAY_BYTES = 1 << 16
+
+
+def _probe_keys_array(data: bytes) -> int:
+    """``_probe_keys`` of a large block, the same count: what follows each quote decides."""
+    import numpy as np
+
+    codes = np.frombuffer(data, dtype=np.uint8)
+    after = codes[np.flatnonzero(codes[:-1] == ord('"')) + 1]
+    if np.any((after == ord(" ")) | (after == ord("\t")) | (after == ord("\r"))):
+        return len(_KEY_PROBE_BYTES.findall(data))
+    return int(np.count_nonzero(after == ord(":")))
+
+
 def _refuse_line(raw: bytes | str, source: str, number: int) -> Any:
     """Name exactly what is wrong with a line the fast decoder refused; raises."""
     text = _text(raw, source, number).strip(" \t\n")
@@ -155,6 +172,8 @@ def _probe_keys(line: bytes | str) -> int:
     # Compact and default-separator JSON never has a quote followed by whitespace outside a
     # string, so every key there is spelled `"...":` and a plain count is a sound probe.
     if isinstance(line, bytes):
+        if len(line) >= _PROBE_ARRAY_BYTES:
+            return _probe_keys_array(line)
         if b'" ' in line or b'"\t' in line or b'"\r' in line:
             return len(_KEY_PROBE_BYTES.findall(line))
         return line.count(b'":')

@@ -1,8 +1,9 @@
 """Classify a judgments file against a snapshot by URL, on both cores when it is large.
 
 Each label is classified on its own against the whole corpus, so the labels split freely: a
-large local judgments file is cut at a newline near its middle, a forked child reads the
-second half, opens the snapshot itself and classifies its labels, while the parent does the
+large local judgments file is cut at a newline near its middle. The snapshot is opened first
+(an in-memory corpus.json is parsed once, here), then a forked child reads the second half
+of the labels and classifies them against the corpus it inherited, while the parent does the
 same for the first half; the two results are concatenated, which is exactly the one-process
 result. Errors keep file order (the parent's half is read first). Anything else (stdin,
 remote URLs, small files, platforms without fork) runs in one process.
@@ -10,6 +11,7 @@ remote URLs, small files, platforms without fork) runs in one process.
 
 from __future__ import annotations
 
+import gc
 import os
 from collections.abc import Callable
 from typing import Any
@@ -36,10 +38,13 @@ def _rows(path: str, source: str, start_at: int, stop: int, first_line: int) -> 
     return rows
 
 
-def _second_half(path: str, source: str, mid: int, size: int, corpus_url: str,
+def _second_half(path: str, source: str, mid: int, size: int, corpus: ChunkSource,
                  keep_rows: bool) -> tuple[list[dict[str, Any]] | None, DriftResult]:  # runs forked
     rows = _rows(path, source, mid, size, count_lines(path, mid) + 1)
-    return (rows if keep_rows else None), classify(rows, open_corpus(corpus_url))
+    result = classify(rows, corpus)
+    if not keep_rows:
+        result.chunks = {}  # the named chunks serve fix and the queue, which need the rows too
+    return (rows if keep_rows else None), result
 
 
 def classify_url(
@@ -56,10 +61,11 @@ def classify_url(
         rows, _ = load_label_rows(judgments_url, "jsonl")
         corpus = open_corpus(corpus_url)
         return rows, classify(rows, corpus, progress=progress), corpus
-    second = start(_second_half, path, source, mid, size, corpus_url, keep_rows)
+    corpus = open_corpus(corpus_url)
+    gc.freeze()  # the child only reads the parsed corpus: no collection should touch (copy) its pages
+    second = start(_second_half, path, source, mid, size, corpus, keep_rows)
     try:
         rows = _rows(path, source, 0, mid, 1)
-        corpus = open_corpus(corpus_url)
         first = classify(rows, corpus, progress=progress)
     except BaseException:
         second.cancel()
