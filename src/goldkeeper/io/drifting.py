@@ -62,8 +62,16 @@ def classify_url(
         corpus = open_corpus(corpus_url)
         return rows, classify(rows, corpus, progress=progress), corpus
     corpus = open_corpus(corpus_url)
-    gc.freeze()  # the child only reads the parsed corpus: no collection should touch (copy) its pages
-    second = start(_second_half, path, source, mid, size, corpus, keep_rows)
+    # The child only reads the parsed corpus: frozen, no collection of the child's touches
+    # (and so copies) its pages. This process takes its objects back into view at once,
+    # unless its owner had frozen some itself (the CLI does after its imports).
+    frozen_before = gc.get_freeze_count()
+    gc.freeze()
+    try:
+        second = start(_second_half, path, source, mid, size, corpus, keep_rows)
+    finally:
+        if not frozen_before:
+            gc.unfreeze()
     try:
         rows = _rows(path, source, 0, mid, 1)
         first = classify(rows, corpus, progress=progress)
