@@ -92,8 +92,9 @@ class LiveChunk:
     doc_uri: Annotated[str, Field(min_length=1)]
     ordinal: Annotated[int, Field(ge=0)] | None = None
     text: str | None = None
-    text_sha: str | None = None
-    """The hash the snapshot stores, if it stores one; ``sha()`` is the chunk's hash."""
+    text_sha: Annotated[str, Field(min_length=1)] | None = None
+    """The hash the snapshot stores, if it stores one; ``sha()`` is the chunk's hash. (An
+    empty one stores nothing: refused by the one-pass reader, read as None by the other.)"""
     start_index: Annotated[int, Field(ge=0)] | None = None
     """Where the chunker says the text starts in its document, when it says (optional)."""
 
