@@ -306,18 +306,42 @@ class _Anchors:
         self.positions = positions[order]
 
     def find(self, text: str, wanted: str) -> list[int] | None:
+        return self.find_many(text, [wanted])[0]
+
+    def find_many(self, text: str, wanted: list[str]) -> list[list[int] | None]:
+        """Where each wanted text occurs in ``text`` (None: too short for an anchor). One
+        numpy pass hashes every wanted text's windows (their concatenation's windows, less
+        those that straddle two texts: a key depends on the window's characters only), and
+        one sorted search looks up the first 8 anchors of each; per text, the rarest one's
+        hits are checked with ``startswith``."""
         import numpy as np
 
-        offsets, keys = _anchors_of(wanted)
-        if not len(offsets):
-            return None
-        offsets, keys = offsets[:8], keys[:8]
+        bounds = np.cumsum([0] + [len(w) for w in wanted], dtype=np.int64)
+        positions, keys = _anchors_of("".join(wanted))
+        owner = np.searchsorted(bounds, positions, "right") - 1
+        inside = positions + _ANCHOR_K <= bounds[owner + 1]
+        positions, keys, owner = positions[inside], keys[inside], owner[inside]
+        # Each text's first 8 anchors, in position order (as ``_anchors_of`` of the text alone).
+        first = np.searchsorted(owner, np.arange(len(wanted)), "left")
+        rank = np.arange(len(owner)) - first[owner]
+        keep = rank < 8
+        positions, keys, owner = positions[keep], keys[keep], owner[keep]
         lows = np.searchsorted(self.keys, keys, "left")
-        highs = np.searchsorted(self.keys, keys, "right")
-        best = int(np.argmin(highs - lows))
-        offset, lo, hi = int(offsets[best]), int(lows[best]), int(highs[best])
-        starts = sorted(int(p) - offset for p in self.positions[lo:hi].tolist())
-        return [at for at in starts if at >= 0 and text.startswith(wanted, at)]
+        counts = (np.searchsorted(self.keys, keys, "right") - lows).tolist()
+        offsets = (positions - bounds[owner]).tolist()
+        lows_list, owner_list = lows.tolist(), owner.tolist()
+        best: dict[int, int] = {}  # text -> index of its rarest anchor (the first among equals)
+        for i, who in enumerate(owner_list):
+            current = best.get(who)
+            if current is None or counts[i] < counts[current]:
+                best[who] = i
+        out: list[list[int] | None] = [None] * len(wanted)
+        for who, i in best.items():
+            offset, lo = offsets[i], lows_list[i]
+            starts = sorted(p - offset for p in self.positions[lo:lo + counts[i]].tolist())
+            item = wanted[who]
+            out[who] = [at for at in starts if at >= 0 and text.startswith(item, at)]
+        return out
 
 
 @dataclass
@@ -334,11 +358,19 @@ class _Document:
     chunks: list[LiveChunk]
     floor: list[int]
     anchors: _Anchors | None = None
+    found: dict[str, list[int] | None] = field(default_factory=dict)
+    """Occurrences looked up ahead through the anchors (``look_up``)."""
+
+    def look_up(self, wanted: list[str]) -> None:
+        """Find the texts about to be asked for through the anchors, all in one batch."""
+        if self.anchors is not None:
+            unique = list(dict.fromkeys(wanted))
+            self.found.update(zip(unique, self.anchors.find_many(self.text, unique)))
 
     def occurrences(self, wanted: str) -> Iterator[int]:
         """Where ``wanted`` starts in the text, in order (overlapping occurrences included)."""
         if self.anchors is not None:
-            found = self.anchors.find(self.text, wanted)
+            found = self.found[wanted] if wanted in self.found else self.anchors.find(self.text, wanted)
             if found is not None:
                 yield from found
                 return
@@ -662,6 +694,7 @@ def _classify(rows: list[Mapping[str, Any]], corpus: ChunkSource, progress: Call
             document = _rebuild(sorted(by_doc[doc_uri], key=LiveChunk.order))
             if len(positions) * len(document.text) > _SCAN_BUDGET:
                 document.anchors = _Anchors(document.text)
+                document.look_up([_comparable(rows[position]["chunk_text"]) for position in positions])
             for position in positions:
                 _resolve(findings[position], rows[position]["chunk_text"], document, named)
                 if findings[position]["status"] == "ORPHANED":
