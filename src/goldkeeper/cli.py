@@ -257,7 +257,7 @@ def score(
     from goldkeeper.io.files import report_bytes, write_bytes_atomic
     from goldkeeper.io.forked import split_map
     from goldkeeper.core.scoring import Qrels
-    from goldkeeper.io.loading import RunReader, iter_label_blocks, load_baseline
+    from goldkeeper.io.loading import RunReader, iter_label_blocks, load_baseline, local_size
 
     if threshold < 1:
         raise UsageError(f"--threshold: must be an integer >= 1, got {threshold}")
@@ -267,7 +267,7 @@ def score(
     generated_at = _generated_at(now)
     previous = load_baseline(baseline) if baseline else None
     # The run is read in a second process while this one reads and validates the judgments.
-    run_reader = RunReader(run, run_format, max(ks))
+    run_reader = RunReader(run, run_format, max(ks), judgments_bytes=local_size(judgments) if judgments != "-" else 0)
     try:
         # Judgments stream a block at a time into validation and the grouping scoring needs;
         # only --corpus keeps every row, since drift looks at each label.

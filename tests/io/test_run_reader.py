@@ -1,5 +1,6 @@
-"""A large TREC run read by two processes (a half each, cut at a query boundary) gives what
-one process gives, and refers anything unusual back to the line reader."""
+"""A large run read by two processes (a TREC run cut at a query boundary near the middle, a
+run JSONL file where the work balances) gives what one process gives, and refers anything
+unusual back to the one-piece reader."""
 
 from __future__ import annotations
 
@@ -61,12 +62,47 @@ def test_a_bad_line_in_the_second_half_is_named_by_its_line_in_the_file(tmp_path
     assert caught.value.line == len(lines) - 2 and caught.value.field == "rank"
 
 
-def test_jsonl_runs_are_not_cut(tmp_path):
-    url = tmp_path / "run.jsonl"
-    url.write_text("".join(f'{{"query_id": "q{i}", "ranking": ["a", "b"]}}\n' for i in range(50)))
-    reader = RunReader(str(url), None, 10)
-    assert reader._cut is None
-    assert len(reader.result()[0]) == 50
+def _jsonl(path, queries=300, seed=0):
+    rng = random.Random(seed)
+    path.write_text("".join(
+        '{"query_id": "q%d", "ranking": [%s]}\n' % (q, ", ".join(f'"d{rng.randint(0, 500)}"' for _ in range(30)))
+        for q in range(queries)))
+    return path
+
+
+def test_a_jsonl_run_is_cut_where_both_processes_get_equal_work(tmp_path):
+    url = _jsonl(tmp_path / "run.jsonl")
+    size = url.stat().st_size
+    alone = RunReader(str(url), None, 10)  # no judgments to read first: the middle
+    assert abs(alone._cut - size / 2) < 300  # the next line boundary
+    weighted = RunReader(str(url), None, 10, judgments_bytes=size // 6)  # 0.5 + 3 * (1/6) / 2
+    assert abs(weighted._cut - size * 0.75) < 300
+    assert RunReader(str(url), None, 10, judgments_bytes=size)._cut is None  # the judgments outweigh it
+    for reader in (alone, weighted):
+        halved, sha = reader.result()
+        whole, whole_sha = load_run_prefixes(str(url), None, 10)
+        assert sha == whole_sha and list(halved) == list(whole) and len(whole) == 300
+
+
+def test_a_jsonl_query_in_both_parts_is_refused_with_its_line(tmp_path):
+    url = _jsonl(tmp_path / "run.jsonl")
+    lines = url.read_text().splitlines(keepends=True)
+    lines[-1] = lines[2]  # q2 again, in the second part
+    url.write_text("".join(lines))
+    with pytest.raises(InputError) as caught:
+        RunReader(str(url), None, 10).result()
+    assert caught.value.line == len(lines) and "duplicate entry for query q2, already on line 3" in str(caught.value)
+
+
+def test_a_bad_jsonl_line_in_either_part_is_named_by_its_line_in_the_file(tmp_path):
+    for where in (5, -5):
+        url = _jsonl(tmp_path / "run.jsonl")
+        lines = url.read_text().splitlines(keepends=True)
+        lines[where] = '{"query_id": "x", "ranking": [1]}\n'
+        url.write_text("".join(lines))
+        with pytest.raises(InputError) as caught:
+            RunReader(str(url), None, 10).result()
+        assert caught.value.line == (where + 1 if where > 0 else len(lines) + where + 1)
 
 
 def test_a_missing_or_unreadable_run_is_a_storage_error(tmp_path):
