@@ -27,7 +27,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from validate_bench import measure  # noqa: E402  (wall time and peak PSS of a process tree)
+from validate_bench import measure, timed  # noqa: E402  (wall time; peak PSS of a process tree)
 
 import goldkeeper  # noqa: E402
 from goldkeeper.io.snapshots import write_sharded_snapshot  # noqa: E402
@@ -110,12 +110,12 @@ def generate(root: Path, labels: int, chunks: int, per_doc: int, sharded: bool =
     return paths
 
 
-def run_timed(argv: list[str], timeout: float) -> tuple[float, float] | None:
+def run_timed(argv: list[str], timeout: float, sample: bool = True) -> tuple[float, float] | None:
     """measure() with a wall-clock limit; None when the limit passed (the process is killed)."""
     done: list[tuple[float, float, int]] = []
     import threading
 
-    worker = threading.Thread(target=lambda: done.append(measure(argv)), daemon=True)
+    worker = threading.Thread(target=lambda: done.append(measure(argv, sample)), daemon=True)
     worker.start()
     worker.join(timeout)
     if worker.is_alive():
@@ -145,14 +145,12 @@ def main() -> None:
                 "--format", "json"]
         theirs = [str(bindir / "retrieval-eval"), "drift", "--judgments", str(paths["judgments"]), "--corpus",
                   str(paths["corpus"]), "--json"]
-        times, peak = [], 0.0
-        for _ in range(args.repeats):
-            elapsed, memory, _code = measure(ours)
-            times.append(elapsed)
-            peak = max(peak, memory)
+        times, peak, _code = timed(ours, args.repeats)
         mine = statistics.median(times)
         print(f"  goldkeeper            {mine:8.2f} s  {peak:7.0f} MiB", flush=True)
-        reference = run_timed(theirs, args.reference_timeout)
+        reference = run_timed(theirs, args.reference_timeout, sample=False)
+        if reference is not None:  # its memory from a second, sampled run, when that is quick
+            reference = (reference[0], measure(theirs)[1] if reference[0] < 60 else float("nan"))
         if reference is None:
             print(f"  retrieval-eval 0.1.1  not finished in {args.reference_timeout:.0f} s "
                   f"(> {args.reference_timeout / mine:.0f}x)", flush=True)
@@ -166,7 +164,7 @@ def main() -> None:
         paths = generate(cache, labels, 2 * labels, 10)
         argv = [str(bindir / "goldkeeper"), "drift", "-j", str(paths["judgments"]), "-c", str(paths["corpus"]),
                 "--format", "json"]
-        elapsed = statistics.median(measure(argv)[0] for _ in range(args.repeats))
+        elapsed = statistics.median(measure(argv, sample=False)[0] for _ in range(args.repeats))
         points.append((labels * 3, elapsed))
         print(f"  {labels:,} labels x {2 * labels:,} chunks  {elapsed:6.2f} s", flush=True)
     xs = [math.log(n) for n, _ in points]

@@ -97,7 +97,7 @@ def main() -> None:
                     argv = [str(bindir / "rag-eval-gate"), "eval", str(work / "gold.jsonl"), "--backend", "http",
                             "--url-template", url, "--results-path", "hits", "--id-field", "id", "--no-stats",
                             "--quiet", "--json", str(out) + ".json"]
-                elapsed, _, _ = measure(argv)
+                elapsed, _, _ = measure(argv, sample=False)
                 times.append(elapsed)
                 shutil.rmtree(out, ignore_errors=True)
             rates[name] = args.queries / statistics.median(times)

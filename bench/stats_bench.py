@@ -27,7 +27,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 from score_bench import generate  # noqa: E402
-from validate_bench import measure  # noqa: E402
+from validate_bench import measure, timed  # noqa: E402
 
 SETUP = """
 import time, numpy as np
@@ -131,9 +131,9 @@ def main() -> None:
     print("\npart 2: whole processes, 10,000 queries x 100-deep rankings")
     times = {}
     for name, argv in commands.items():
-        runs = [measure(argv) for _ in range(args.repeats if "rag-eval-gate" not in name else 1)]
-        times[name] = statistics.median(t for t, _, _ in runs)
-        print(f"  {name:<44} {times[name]:7.2f} s  {max(p for _, p, _ in runs):6.0f} MiB", flush=True)
+        runs, peak, _ = timed(argv, args.repeats if "rag-eval-gate" not in name else 1)
+        times[name] = statistics.median(runs)
+        print(f"  {name:<44} {times[name]:7.2f} s  {peak:6.0f} MiB", flush=True)
     with_intervals = times["goldkeeper score, intervals on every metric"]
     print(f"  intervals cost {with_intervals / times['goldkeeper score --no-intervals']:.2f}x the time without (target 3x)")
     if not args.skip_eval:

@@ -5,8 +5,9 @@ large local judgments file is cut at a newline near its middle. The snapshot is 
 (an in-memory corpus.json is parsed once, here), then a forked child reads the second half
 of the labels and classifies them against the corpus it inherited, while the parent does the
 same for the first half; the two results are concatenated, which is exactly the one-process
-result. Errors keep file order (the parent's half is read first). Anything else (stdin,
-remote URLs, small files, platforms without fork) runs in one process.
+result. A snapshot that cannot be read is reported before any label (in one process too);
+errors in the labels keep file order (the parent's half is read first). Anything else
+(stdin, remote URLs, small files, platforms without fork) runs in one process.
 """
 
 from __future__ import annotations
@@ -57,11 +58,10 @@ def classify_url(
     path = local_path(judgments_url) if judgments_url != "-" and is_local(judgments_url) else None
     size = os.path.getsize(path) if path is not None and os.path.isfile(path) else 0
     mid = midpoint(path, size) if path is not None and size >= PARALLEL_MIN_BYTES else 0
+    corpus = open_corpus(corpus_url)
     if not (path and mid and can_fork() and workers > 1):
         rows, _ = load_label_rows(judgments_url, "jsonl")
-        corpus = open_corpus(corpus_url)
         return rows, classify(rows, corpus, progress=progress), corpus
-    corpus = open_corpus(corpus_url)
     # The child only reads the parsed corpus: frozen, no collection of the child's touches
     # (and so copies) its pages. This process takes its objects back into view at once,
     # unless its owner had frozen some itself (the CLI does after its imports).
