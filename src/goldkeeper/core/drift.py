@@ -776,8 +776,9 @@ def fix(judgments: Iterable[Judgment], result: DriftResult) -> tuple[list[Judgme
             before["doc_uri"] = judgment.doc_uri
         values = judgment.canonical_dict()
         values.update(chunk_id=target.chunk_id, doc_uri=target.doc_uri, reanchored_from=before)
-        if target.sha() is not None:
-            values["text_sha"] = target.sha()
+        sha = target.sha()
+        if sha is not None:
+            values["text_sha"] = sha
         if judgment.chunk_text is not None and target.text is not None:
             values["chunk_text"] = target.text
         if result.corpus_fingerprint is not None:

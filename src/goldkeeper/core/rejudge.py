@@ -123,8 +123,9 @@ def apply_answers(
             values.pop("reanchored_from", None)
             values.update(chunk_id=chunk.chunk_id, doc_uri=chunk.doc_uri, relevance=answer["relevance"],
                           labeled_by=answer["labeled_by"], labeled_at=answer["labeled_at"], rejudged_from=before)
-            if chunk.sha() is not None:
-                values["text_sha"] = chunk.sha()
+            sha = chunk.sha()
+            if sha is not None:
+                values["text_sha"] = sha
             if chunk.text is not None:
                 values["chunk_text"] = chunk.text
             if corpus_fingerprint is not None:
