@@ -267,7 +267,7 @@ def score(
     generated_at = _generated_at(now)
     previous = load_baseline(baseline) if baseline else None
     # The run is read in a second process while this one reads and validates the judgments.
-    run_reader = RunReader(run, run_format, max(ks), judgments_bytes=local_size(judgments) if judgments != "-" else 0)
+    run_reader = RunReader(run, run_format, max(ks), judgments_bytes=local_size(judgments))
     try:
         # Judgments stream a block at a time into validation and the grouping scoring needs;
         # only --corpus keeps every row, since drift looks at each label.

@@ -172,10 +172,14 @@ def load_run_prefixes(url: str, fmt: str | None, depth: int) -> tuple[RunPrefixe
     reads the judgments itself.
     """
     entries, hashed = load_run(url, fmt)
+    return _pack(entries, depth), hashed.hexdigest()
+
+
+def _pack(entries: Iterable[Any], depth: int) -> RunPrefixes:
     packed = RunPrefixes()
     for entry in entries:
         packed.append(entry.query_id, ranking_prefix(entry.ranking, depth))
-    return packed, hashed.hexdigest()
+    return packed
 
 
 #: Below this size a TREC run is parsed by one process; above, by two (``RunReader``).
@@ -206,24 +210,16 @@ def _plain_prefixes(data: bytes, depth: int) -> RunPrefixes | None:
     except UnicodeDecodeError:
         return None
     entries = qrels_format.parse_plain_trec_run(text)
-    if entries is None:
-        return None
-    packed = RunPrefixes()
-    for entry in entries:
-        packed.append(entry.query_id, ranking_prefix(entry.ranking, depth))
-    return packed
+    return None if entries is None else _pack(entries, depth)
 
 
 def _jsonl_prefixes(data: bytes, depth: int) -> RunPrefixes | None:
     """A part of a run JSONL file as prefixes, or None when any line is refused (the whole
     file is then read in one piece, which words the error with its line)."""
-    packed = RunPrefixes()
     try:
-        for entry in iter_run(io.BytesIO(data), "run"):  # lines as a file yields them
-            packed.append(entry.query_id, ranking_prefix(entry.ranking, depth))
+        return _pack(iter_run(io.BytesIO(data), "run"), depth)  # lines as a file yields them
     except InputError:
         return None
-    return packed
 
 
 def _prefixes(data: bytes, depth: int, kind: str) -> RunPrefixes | None:
@@ -239,13 +235,15 @@ def _first_half(data: bytes, cut: int, depth: int, kind: str) -> tuple[RunPrefix
 JUDGMENTS_WEIGHT = 3
 
 
-def _jsonl_cut(data: bytes, judgments_bytes: int) -> int | None:
-    """Where to cut a run JSONL file so that the child (the part before) and this process
-    (the judgments, then the part after) have about equal work; None when the judgments
-    alone outweigh the run."""
-    share = 0.5 + JUDGMENTS_WEIGHT * judgments_bytes / (2 * len(data))
-    if share >= 0.9:
-        return None
+def _jsonl_share(size: int, judgments_bytes: int) -> float | None:
+    """The share of a run JSONL file of ``size`` bytes that the child reads so that it (the
+    part before) and this process (the judgments, then the part after) have about equal
+    work; None when the judgments alone outweigh the run."""
+    share = 0.5 + JUDGMENTS_WEIGHT * judgments_bytes / (2 * size)
+    return share if share < 0.9 else None
+
+
+def _line_cut(data: bytes, share: float) -> int | None:
     at = data.find(b"\n", int(len(data) * share))
     return at + 1 if 0 <= at < len(data) - 1 else None
 
@@ -273,15 +271,19 @@ class RunReader:
         self._data: bytes | None = None
         self._cut = None
         self._kind = "trec"
-        if url != "-" and fmt in (None, "trec", "jsonl") and is_local(url) and local_size(url) >= HALVING_MIN_BYTES:
-            data = read_bytes(url)
-            head = next((line.lstrip() for line in data[:1 << 16].splitlines() if line.strip()), b"")
+        size = local_size(url) if url != "-" and fmt in (None, "trec", "jsonl") and is_local(url) else 0
+        if size >= HALVING_MIN_BYTES:
+            with open(local_path(url), "rb") as handle:
+                head = next((line.lstrip() for line in handle.read(1 << 16).splitlines() if line.strip()), b"")
             kind = fmt or ("jsonl" if head.startswith(b"{") else "trec")
-            cut = _query_cut(data) if kind == "trec" else _jsonl_cut(data, judgments_bytes)
-            if cut is not None:
-                self._data, self._cut, self._kind = data, cut, kind
-                self._child = start(_first_half, data, cut, depth, kind)
-                return
+            share = 0.5 if kind == "trec" else _jsonl_share(size, judgments_bytes)
+            if share is not None:  # else the child reads the whole file: this one never needs it
+                data = read_bytes(url)
+                cut = _query_cut(data) if kind == "trec" else _line_cut(data, share)
+                if cut is not None:
+                    self._data, self._cut, self._kind = data, cut, kind
+                    self._child = start(_first_half, data, cut, depth, kind)
+                    return
         self._child = start(load_run_prefixes, url, fmt, depth)
 
     def cancel(self) -> None:
