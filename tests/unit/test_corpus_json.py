@@ -1,5 +1,6 @@
-"""corpus.json is read by pydantic-core in one pass when it is well formed; anything else is
-read field by field. Both readers must give the same chunks, or the same error."""
+"""corpus.json is read by msgspec (io, ``open_corpus``) or pydantic-core (core) in one pass when
+it is well formed; anything else is read field by field. Every reader must give the same
+chunks, or the same error."""
 
 from __future__ import annotations
 
@@ -9,20 +10,29 @@ import pytest
 
 from goldkeeper.core import drift
 from goldkeeper.errors import InputError
+from goldkeeper.io.fastjson import corpus_json
 
 GOOD = {"chunk_id": "c1:" + "a" * 32, "doc_uri": "doc://a", "ordinal": 0, "text": "Refunds take 5 days."}
 
 
+def _msgspec_first(raw: bytes, source: str) -> drift.Corpus:
+    """What ``open_corpus`` does with a corpus.json's bytes."""
+    corpus = corpus_json(raw)
+    return corpus if corpus is not None else drift.parse_corpus(raw, source)
+
+
 def _both(payload: object) -> tuple[object, object]:
-    """What parse_corpus gives (or raises), and what the field-by-field reader gives."""
+    """What parse_corpus and the msgspec reader give (or raise), which must agree, and what
+    the field-by-field reader gives."""
     data = json.dumps(payload).encode() if not isinstance(payload, bytes) else payload
     outcomes = []
-    for reader in (drift.parse_corpus, lambda raw, source: drift._parse_corpus_fields(raw, source)):
+    for reader in (drift.parse_corpus, _msgspec_first, lambda raw, source: drift._parse_corpus_fields(raw, source)):
         try:
             outcomes.append(reader(data, "corpus.json"))
         except InputError as error:
             outcomes.append(("error", str(error)))
-    return outcomes[0], outcomes[1]
+    assert outcomes[0] == outcomes[1]
+    return outcomes[0], outcomes[2]
 
 
 @pytest.mark.parametrize("chunk", [
@@ -56,6 +66,14 @@ def test_both_readers_agree_on_a_chunk(chunk):
     [GOOD],
     b'{"chunks": [' + json.dumps(GOOD).encode() + b'], "note": NaN}',
     b'{"chunks": [' + json.dumps(GOOD).encode() + b']',
+    b'{"chunks": [' + json.dumps(GOOD).encode() + b'], "chunks": []}',
+    rb'{"chunks": [{"chunk_id": "c1:x", "doc_uri": "d", "text": "caf\u00e9 \ud83d\ude00 \n"}]}',
+    rb'{"chunks": [{"chunk_id": "c1:x", "doc_uri": "d", "text": "a lone \ud800 surrogate"}]}',
+    '{"chunks": [{"chunk_id": "c1:x", "doc_uri": "d", "text": "raw UTF-8: café"}]}'.encode(),
+    b'{"chunks": [{"chunk_id": "c1:x", "doc_uri": "d", "text": "not UTF-8: \xff"}]}',
+    b'{"chunks": [' + json.dumps(GOOD).encode() + b'], "corpus_fingerprint": null}',
+    b'{"chunks": [' + json.dumps({**GOOD, "ordinal": 10**30}).encode() + b']}',
+    b'\xef\xbb\xbf{"chunks": []}',
 ])
 def test_both_readers_agree_on_the_document(payload):
     fast, fields = _both(payload)

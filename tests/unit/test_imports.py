@@ -31,7 +31,7 @@ def test_importing_the_package_loads_neither_prefect_nor_fsspec(module):
 def test_the_core_imports_only_the_standard_library_pydantic_numpy_and_scipy():
     before = _modules_after("pass")
     loaded = _modules_after("import goldkeeper.core.identity, goldkeeper.core.judgments, "
-                            "goldkeeper.core.validation, goldkeeper.core.qrels, goldkeeper.core.runs")
+                            "goldkeeper.core.validation, goldkeeper.core.qrels, goldkeeper.core.runs, goldkeeper.core.drift")
     third_party = {m.split(".")[0] for m in loaded - before if not m.startswith("_sysconfigdata")}
     third_party -= set(sys.stdlib_module_names)
     assert third_party <= {"goldkeeper", "pydantic", "pydantic_core", "typing_extensions",

@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 import re
 import unicodedata
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Annotated, Any
 
 from pydantic import ConfigDict, Field, StringConstraints, TypeAdapter
@@ -30,6 +30,8 @@ from goldkeeper.models.judgment import Judgment
 
 __all__ = [
     "MAX_RELEVANCE",
+    "BlockDecoder",
+    "decode_block",
     "decode_jsonl",
     "dump_judgments",
     "iter_judgment_blocks",
@@ -349,7 +351,20 @@ class _Row(TypedDict):
 _ROWS = TypeAdapter(list[_Row])
 
 
-def _fast_block(body: bytes, at_start: bool) -> list[dict[str, Any]] | None:
+#: Decodes a block of whole JSON lines into rows with the checks of ``_Row`` (extra keys may be
+#: dropped: the key count then differs and the block is decoded again), or gives None.
+BlockDecoder = Callable[[bytes], "list[dict[str, Any]] | None"]
+
+
+def decode_block(body: bytes) -> list[dict[str, Any]] | None:
+    """``_Row``'s checks over a block in one pydantic-core call, extra keys kept; or None."""
+    try:
+        return _ROWS.validate_json(b"[" + body.replace(b"\n", b",") + b"]")
+    except ValueError:  # pydantic's ValidationError is a ValueError
+        return None
+
+
+def _fast_block(body: bytes, at_start: bool, decode: BlockDecoder = decode_block) -> list[dict[str, Any]] | None:
     """Decode and check a block of whole lines in one call, or None to take the slow path.
 
     None is returned for anything unusual (a blank line, CR, NaN, a nested container whose
@@ -361,11 +376,8 @@ def _fast_block(body: bytes, at_start: bool) -> list[dict[str, Any]] | None:
         return None
     if b"NaN" in body or b"Infinity" in body:
         return None
-    try:
-        rows: list[dict[str, Any]] = _ROWS.validate_json(b"[" + body.replace(b"\n", b",") + b"]")
-    except ValueError:  # pydantic's ValidationError is a ValueError
-        return None
-    if len(rows) != body.count(b"\n") + 1:
+    rows = decode(body)
+    if rows is None or len(rows) != body.count(b"\n") + 1:
         return None
     if body.count(b"{") == len(rows) and b"[" not in body:
         keys = sum(map(len, rows))
@@ -388,14 +400,17 @@ def iter_judgment_blocks(
     *,
     first_line: int = 1,
     allow_empty: bool = False,
+    decode: BlockDecoder | None = None,
 ) -> Iterator[list[dict[str, Any]]]:
     """Stream checked rows a block at a time: the fast path for large files.
 
     Each block holds whole lines (the last block may lack its final newline). A block is
-    decoded by pydantic-core in one call; a block with anything unusual in it goes through
-    ``iter_judgment_rows`` instead, line by line, so errors name the same line either way.
-    ``first_line`` numbers the first line of the first block, for a caller reading a file
-    from the middle.
+    decoded in one call: by ``decode`` when given (io passes a faster decoder that drops
+    extra keys), else, or when that one's rows do not add up, by pydantic-core, which keeps
+    them; a file whose extra keys defeat ``decode`` once stops trying it. A block with
+    anything unusual in it goes through ``iter_judgment_rows`` instead, line by line, so
+    errors name the same line either way. ``first_line`` numbers the first line of the first
+    block, for a caller reading a file from the middle.
     """
     start = first_line
     decoded = 0
@@ -403,7 +418,13 @@ def iter_judgment_blocks(
         if not block:
             continue
         body = block[:-1] if block.endswith(b"\n") else block
-        rows = _fast_block(body, first_line == 1) if body else None  # the BOM is line 1's
+        rows = None
+        if body and decode is not None:
+            rows = _fast_block(body, first_line == 1, decode)
+        if body and rows is None:
+            rows = _fast_block(body, first_line == 1)  # the BOM is line 1's
+            if rows is not None:
+                decode = None
         if rows is None:
             rows = [
                 row

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from typing import Any
 
 from goldkeeper.core.drift import ChunkSource, DriftResult, classify, concat_results
-from goldkeeper.core.judgments import iter_judgment_blocks
+from goldkeeper.io.fastjson import judgment_blocks
 from goldkeeper.io.files import is_local, iter_blocks, local_path, source_name
 from goldkeeper.io.forked import can_fork, start
 from goldkeeper.io.loading import load_label_rows
@@ -33,7 +33,7 @@ PARALLEL_MIN_BYTES = 2 << 20
 
 def _rows(path: str, source: str, start_at: int, stop: int, first_line: int) -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = []
-    for block in iter_judgment_blocks(iter_blocks(path, start=start_at, stop=stop), source,
+    for block in judgment_blocks(iter_blocks(path, start=start_at, stop=stop), source,
                                       first_line=first_line, allow_empty=True):
         rows.extend(block)
     return rows

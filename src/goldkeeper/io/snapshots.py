@@ -21,6 +21,7 @@ from pydantic_core import from_json
 
 from goldkeeper.core.drift import Corpus, LiveChunk, chunk_from_dict, parse_corpus, snapshot_rows
 from goldkeeper.errors import InputError, describe_value
+from goldkeeper.io.fastjson import corpus_json
 from goldkeeper.io.files import (
     is_local,
     local_path,
@@ -175,7 +176,9 @@ def open_corpus(url: str) -> Corpus | ShardedCorpus:
         return ShardedCorpus(url)
     if url != "-" and _is_dir(url):
         return ShardedCorpus(_join(url, MANIFEST))
-    return parse_corpus(read_bytes(url), source_name(url))
+    data = read_bytes(url)
+    corpus = corpus_json(data)
+    return corpus if corpus is not None else parse_corpus(data, source_name(url))
 
 
 def write_sharded_snapshot(
