@@ -13,19 +13,11 @@ from collections.abc import Iterable, Iterator
 from typing import Any, NamedTuple
 
 from goldkeeper.core import qrels as qrels_format
+from goldkeeper.core.judgments import iter_judgment_blocks
 from goldkeeper.core.runs import iter_run
 from goldkeeper.core.scoring import ranking_prefix
 from goldkeeper.errors import InputError, UsageError
-from goldkeeper.io.fastjson import judgment_blocks
-from goldkeeper.io.files import (
-    decode_utf8,
-    is_local,
-    iter_blocks,
-    iter_lines,
-    local_path,
-    read_bytes,
-    source_name,
-)
+from goldkeeper.io.files import decode_utf8, is_local, iter_blocks, iter_lines, local_path, read_bytes, source_name
 from goldkeeper.io.forked import start
 from goldkeeper.models.report import Report
 from goldkeeper.models.run import RunEntry
@@ -75,13 +67,13 @@ def iter_label_blocks(url: str, fmt: str | None = None) -> tuple[Iterator[list[d
             kind = qrels_format.detect_labels_format(head[:4096].decode("utf-8", "replace"), url)
         if kind == "jsonl":
             hashed = Hashed(iter_blocks(url))
-            return judgment_blocks(hashed, source), hashed
+            return iter_judgment_blocks(hashed, source), hashed
         fmt = kind
     data = read_bytes(url)
     digest = hashlib.sha256(data)
     kind = fmt or qrels_format.detect_labels_format(data[:4096].decode("utf-8", "replace"), url)
     if kind == "jsonl":
-        blocks: Iterator[list[dict[str, Any]]] = judgment_blocks(_blocks(data), source)
+        blocks: Iterator[list[dict[str, Any]]] = iter_judgment_blocks(_blocks(data), source)
     elif kind == "trec":
         blocks = iter([[j.__dict__ for j in qrels_format.parse_trec_qrels(decode_utf8(data, source), source)]])
     elif kind == "beir":

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import os
 
+from goldkeeper.core.judgments import iter_judgment_blocks
 from goldkeeper.core.validation import ValidationResult, Validator
-from goldkeeper.io.fastjson import judgment_blocks
 from goldkeeper.io.files import is_local, iter_blocks, local_path, source_name
 from goldkeeper.io.forked import can_fork, start
 
@@ -44,7 +44,7 @@ def count_lines(path: str, stop: int) -> int:
 
 
 def _feed(validator: Validator, path: str, source: str, start: int, stop: int, first_line: int) -> None:
-    for rows in judgment_blocks(
+    for rows in iter_judgment_blocks(
         iter_blocks(path, _BLOCK, start=start, stop=stop), source, first_line=first_line, allow_empty=True
     ):
         validator.add_many(rows)
@@ -64,7 +64,7 @@ def validate_url(url: str, *, workers: int = 2) -> ValidationResult:
     mid = midpoint(path, size) if path is not None and size >= PARALLEL_MIN_BYTES else 0
     if not (path and mid and can_fork() and workers > 1):
         validator = Validator()
-        for rows in judgment_blocks(iter_blocks(url), source):
+        for rows in iter_judgment_blocks(iter_blocks(url), source):
             validator.add_many(rows)
         return validator.result()
 
@@ -79,6 +79,6 @@ def validate_url(url: str, *, workers: int = 2) -> ValidationResult:
         _feed(validator, path, source, mid, size, count_lines(path, mid) + 1)
     if validator.labels == 0:
         # Only blank lines on both sides: the one-pass reader words this error.
-        for _ in judgment_blocks(iter_blocks(url), source):
+        for _ in iter_judgment_blocks(iter_blocks(url), source):
             pass
     return validator.result()
