@@ -81,7 +81,13 @@ def brute_classify(row, chunks):
     return ("ORPHANED",)
 
 
-def chunked(documents: dict[str, list[str]], size: int, overlap: int, fingerprint: str) -> list[LiveChunk]:
+SPACES = [" ", " ", " ", "  ", "\n", " \t", "\u00a0"]
+
+
+def chunked(documents: dict[str, list[str]], size: int, overlap: int, fingerprint: str,
+            mess=None) -> list[LiveChunk]:
+    """Chunks of ``size`` words, ``overlap`` shared; with a ``mess`` (a Random) some spaces
+    are other whitespace, and some chunks start or end with some."""
     chunks = []
     for doc_uri, paragraphs in documents.items():
         words = " ".join(paragraphs).split(" ")
@@ -89,6 +95,9 @@ def chunked(documents: dict[str, list[str]], size: int, overlap: int, fingerprin
         ordinal = 0
         for start in range(0, len(words), step):
             text = " ".join(words[start:start + size])
+            if mess is not None:
+                text = "".join(mess.choice(SPACES) if ch == " " else ch for ch in text)
+                text = mess.choice(["", "", "\n", " "]) + text + mess.choice(["", "", " ", "\n\n"])
             chunks.append(LiveChunk(goldkeeper.chunk_id(doc_uri, fingerprint, ordinal, text, fingerprint), doc_uri,
                                     ordinal, text, goldkeeper.text_sha(text)))
             ordinal += 1
@@ -104,8 +113,9 @@ corpus_strategy = st.dictionaries(st.sampled_from(["doc://a", "doc://b", "doc://
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(corpus_strategy, st.integers(2, 12), st.integers(0, 3), st.integers(2, 40), st.integers(0, 6),
-       st.sampled_from(["none", "delete", "edit", "move"]), st.randoms(use_true_random=False))
-def test_fast_classifier_agrees_with_brute_force(documents, old_size, old_overlap, new_size, new_overlap, edit, rng):
+       st.sampled_from(["none", "delete", "edit", "move"]), st.randoms(use_true_random=False), st.booleans())
+def test_fast_classifier_agrees_with_brute_force(documents, old_size, old_overlap, new_size, new_overlap, edit, rng,
+                                                 messy):
     old = chunked(documents, old_size, min(old_overlap, old_size - 1), "old")
     edited = {uri: list(paragraphs) for uri, paragraphs in documents.items()}
     uri = rng.choice(sorted(edited))
@@ -121,7 +131,7 @@ def test_fast_classifier_agrees_with_brute_force(documents, old_size, old_overla
         edited.setdefault("doc://moved", []).append(moved)
         if not edited[uri]:
             del edited[uri]
-    new = chunked(edited, new_size, min(new_overlap, new_size - 1), "new")
+    new = chunked(edited, new_size, min(new_overlap, new_size - 1), "new", rng if messy else None)
     rows = [{"query_id": f"q{i}", "doc_uri": c.doc_uri, "chunk_id": c.chunk_id, "chunk_text": c.text,
              "relevance": 1} for i, c in enumerate(old)]
     result = classify(rows, Corpus(new))
