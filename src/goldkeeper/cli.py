@@ -1122,3 +1122,28 @@ def main(argv: list[str] | None = None) -> NoReturn:
 def _exit(code: int | None) -> NoReturn:
     sys.stdout.flush()
     raise SystemExit(code or 0)
+
+
+def entry() -> NoReturn:
+    """The ``goldkeeper`` script: ``main``, then leave without taking the heap apart.
+
+    Freeing what a large command built (a parsed corpus, 100,000 labels and their findings)
+    object by object took 0.1-0.16 s of a 2.3 s drift, for nothing: the process is ending.
+    Once the output is flushed it ends at once, unless something may still need a proper
+    shutdown: prefect loaded (the flow commands) or another thread running. ``main`` itself
+    raises ``SystemExit`` as usual, for callers in Python.
+    """
+    import threading
+
+    try:
+        main()
+    except SystemExit as done:
+        code = done.code
+        if "prefect" in sys.modules or threading.active_count() > 1:
+            raise
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except (OSError, ValueError):  # a reader gone, or a stream closed: nothing left to save
+        pass
+    os._exit(code if isinstance(code, int) else 0 if code is None else 1)
