@@ -58,3 +58,53 @@ def test_msgspec_decodes_a_plain_block_in_input_key_order():
     row = fastjson.judgment_rows(b'{"relevance":1,"doc_uri":"d","query_id":"q","stratum":"s"}')
     assert row == [{"relevance": 1, "doc_uri": "d", "query_id": "q", "stratum": "s"}]
     assert fastjson.judgment_rows(b'{"relevance":1}') is None
+
+
+def _core_prefixes(data: bytes, depth: int):
+    import io
+
+    from goldkeeper.core.runs import iter_run
+    from goldkeeper.io.loading import _pack
+
+    try:
+        return _pack(iter_run(io.BytesIO(data), "run"), depth)
+    except InputError:
+        return None
+
+
+RUN = b'{"query_id":"q1","ranking":["d1","d2","d1","d3"]}\n{"query_id":"q2","ranking":[]}\n'
+
+
+@pytest.mark.parametrize("part", [
+    RUN,
+    RUN[:-1],
+    RUN + b'{"query_id":"q3","ranking":["d1"],"scores":[1.0]}\n',
+    RUN + b'{"query_id":"q3","ranking":["d1"],"ranking":["d2"]}\n',
+    RUN + b'{"query_id":"q1","ranking":["d9"]}\n',
+    RUN + b'\n' + b'{"query_id":"q3","ranking":["d1"]}\n',
+    RUN.replace(b"\n", b"\r\n"),
+    RUN + b'{"query_id":"q3","ranking":["", "d1"]}\n',
+    RUN + b'{"query_id":"q3","ranking":["query_id","ranking"]}\n',
+    RUN + b'{"query_id":"q\\u00e9","ranking":["caf\\u00e9","\\ud83d\\ude00"]}\n',
+    RUN + b'{"query_id":"q3","ranking":["\\ud800"]}\n',
+    RUN + b'{"query_id":"","ranking":["d1"]}\n',
+    RUN + b'{"query_id":"q3","ranking":"d1"}\n',
+    RUN + b'{"ranking":["d1"],"query_id":"q3"}\n',
+    b'\xef\xbb\xbf' + RUN,
+])
+@pytest.mark.parametrize("depth", [1, 2, 10])
+def test_run_parts_read_by_msgspec_equal_cores(part, depth):
+    from goldkeeper.io.loading import _jsonl_prefixes
+
+    fast, core = _jsonl_prefixes(part, depth), _core_prefixes(part, depth)
+    assert (fast is None) == (core is None)
+    if fast is not None:
+        assert (fast.strings, fast.lengths) == (core.strings, core.lengths)
+
+
+def test_run_lines_refuses_what_it_does_not_take():
+    assert [(r.query_id, r.ranking) for r in fastjson.run_lines(RUN)] == [("q1", ["d1", "d2", "d1", "d3"]),
+                                                                          ("q2", [])]
+    for part in (RUN + b"\n\n", RUN.replace(b"\n", b"\r\n"), b'{"query_id":"q","ranking":[],"x":1}'):
+        with pytest.raises(fastjson.Refused):
+            list(fastjson.run_lines(part))

@@ -1,4 +1,4 @@
-"""msgspec decoders for the two largest inputs: judgments JSONL and corpus.json.
+"""msgspec decoders for the largest inputs: judgments JSONL, corpus.json and run JSONL.
 
 msgspec decodes straight into typed values and checks them in the same pass, 3x faster than
 pydantic-core here (500,000 labels: 0.34 s against 0.98 s with the block's wrapping; 200,000
@@ -25,7 +25,7 @@ from typing_extensions import NotRequired, Required, TypedDict
 from goldkeeper.core.drift import Corpus, LiveChunk
 from goldkeeper.core.judgments import MAX_RELEVANCE, iter_judgment_blocks
 
-__all__ = ["corpus_json", "judgment_blocks", "judgment_rows"]
+__all__ = ["Refused", "RunLine", "corpus_json", "judgment_blocks", "judgment_rows", "run_lines"]
 
 _NonEmpty = Annotated[str, msgspec.Meta(min_length=1)]
 
@@ -88,3 +88,39 @@ def corpus_json(data: bytes) -> Corpus | None:
                 or (chunk.start_index is not None and chunk.start_index < 0)):
             return None
     return Corpus(chunks, payload.get("corpus_fingerprint"), payload.get("chunker_fingerprint"))
+
+
+class Refused(Exception):
+    """A line the msgspec reader does not take: the caller reads the input core's way."""
+
+
+class RunLine(msgspec.Struct, forbid_unknown_fields=True, gc=False):
+    """The common run line, ``{"query_id", "ranking"}`` with non-empty string keys."""
+
+    query_id: _NonEmpty
+    ranking: list[_NonEmpty]
+
+
+_RUN_LINE = msgspec.json.Decoder(RunLine)
+
+
+def run_lines(data: bytes) -> Iterator[RunLine]:
+    """Each line of run JSONL, decoded and checked; ``Refused`` at the first line that is
+    not a common one (other fields, a blank line, a CR, anything msgspec refuses).
+
+    A line at a time, so a caller that keeps only a ranking's head reuses the memory of
+    the rest (decoding a 37 MB part whole took as long as core's reader, 0.26 s, in page
+    faults; line by line 0.16 s against 0.24 s). It cannot see a key named twice in a line
+    or a query on two lines: the caller checks those over the whole part.
+    """
+    if b"\r" in data:
+        raise Refused
+    lines = data.split(b"\n")
+    if lines[-1] == b"":
+        lines.pop()
+    decode = _RUN_LINE.decode
+    for line in lines:
+        try:
+            yield decode(line)
+        except msgspec.MsgspecError:
+            raise Refused from None

@@ -18,6 +18,7 @@ from goldkeeper.core.runs import iter_run
 from goldkeeper.core.scoring import ranking_prefix
 from goldkeeper.errors import InputError, UsageError
 from goldkeeper.io.files import decode_utf8, is_local, iter_blocks, iter_lines, local_path, read_bytes, source_name
+from goldkeeper.io.fastjson import Refused, run_lines
 from goldkeeper.io.forked import start
 from goldkeeper.models.report import Report
 from goldkeeper.models.run import RunEntry
@@ -215,7 +216,18 @@ def _plain_prefixes(data: bytes, depth: int) -> RunPrefixes | None:
 
 def _jsonl_prefixes(data: bytes, depth: int) -> RunPrefixes | None:
     """A part of a run JSONL file as prefixes, or None when any line is refused (the whole
-    file is then read in one piece, which words the error with its line)."""
+    file is then read in one piece, which words the error with its line). msgspec reads
+    the common lines (``fastjson.run_lines``); a part with any other goes to core's reader."""
+    try:
+        packed = _pack(run_lines(data), depth)
+    except Refused:
+        pass
+    else:
+        queries = len(packed)
+        # What a decoder cannot see: a key named twice in a line, a query on two lines.
+        if (data.count(b'"query_id"') == queries == data.count(b'"ranking"')
+                and len(set(packed.query_ids())) == queries):
+            return packed
     try:
         return _pack(iter_run(io.BytesIO(data), "run"), depth)  # lines as a file yields them
     except InputError:
