@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import chain
 from typing import Any
 
 import numpy as np
@@ -250,6 +251,12 @@ def _check_settings(k: int | Sequence[int], threshold: int) -> list[int]:
     return ks
 
 
+def _ranks(lengths: np.ndarray) -> np.ndarray:
+    """0, 1, ... within each of consecutive runs of the given lengths, flat."""
+    total = int(lengths.sum())
+    return np.arange(total) - np.repeat(np.cumsum(lengths) - lengths, lengths)
+
+
 def _scored_ids(qrels: Qrels, threshold: int) -> list[str]:
     return [q for q, g in qrels.grades.items() if any(v >= threshold for v in g.values())]
 
@@ -291,7 +298,10 @@ def query_values(qrels: Qrels, run: Iterable[RunEntry], k: int | Sequence[int] =
     scored_ids = _scored_ids(qrels, threshold)
     row_of = {q: i for i, q in enumerate(scored_ids)}
     n = len(scored_ids)
-    row_grades: list[list[int] | None] = [None] * n
+    # The grades of each scored query's ranked keys, flat: query rows, lengths, grades.
+    found_rows: list[int] = []
+    found_lengths: list[int] = []
+    found_grades: list[int] = []
     seen_in_run: set[str] = set()
     duplicates: list[str] = []
     run_only: list[str] = []
@@ -310,24 +320,29 @@ def query_values(qrels: Qrels, run: Iterable[RunEntry], k: int | Sequence[int] =
         row = row_of.get(query_id)
         if row is not None and keys:
             get = judged.get
-            row_grades[row] = [get(key, 0) for key in keys]
+            found_rows.append(row)
+            found_lengths.append(len(keys))
+            found_grades.extend([get(key, 0) for key in keys])
 
     # Past the longest ranking and the most labels of any query every column is zero, so the
     # matrices need be no wider than that, however large the cutoff asked for.
-    longest = max((len(g) for g in row_grades if g), default=0)
-    most_labels = max((len(grades[q]) for q in scored_ids), default=0)
+    label_counts = np.fromiter((len(grades[q]) for q in scored_ids), dtype=np.int64, count=n)
+    longest = max(found_lengths, default=0)
+    most_labels = int(label_counts.max()) if n else 0
     depth = max(1, min(depth, max(longest, most_labels)))
     grade_rows = np.zeros((n, depth), dtype=np.int16)
-    for row, found in enumerate(row_grades):
-        if found:
-            grade_rows[row, : len(found)] = found[:depth]
+    lengths = np.asarray(found_lengths, dtype=np.int64)
+    grade_rows[np.repeat(np.asarray(found_rows, dtype=np.int64), lengths), _ranks(lengths)] = found_grades
+    # Each query's grades in descending order are its ideal ranking: one lexsort for all.
+    labels = np.fromiter(chain.from_iterable(grades[q].values() for q in scored_ids), dtype=np.int64,
+                         count=int(label_counts.sum()))
+    label_rows = np.repeat(np.arange(n), label_counts)
+    n_relevant = np.bincount(label_rows[labels >= threshold], minlength=n).astype(np.int64)
+    ideal = labels[np.lexsort((-labels, label_rows))]  # rows stay in order: they are the first key
+    ranks = _ranks(label_counts)
+    head = ranks < depth
     ideal_rows = np.zeros((n, depth), dtype=np.int16)
-    n_relevant = np.zeros(n, dtype=np.int64)
-    for row, query_id in enumerate(scored_ids):
-        ordered = sorted(grades[query_id].values(), reverse=True)
-        n_relevant[row] = sum(1 for v in ordered if v >= threshold)
-        head = ordered[:depth]
-        ideal_rows[row, : len(head)] = head
+    ideal_rows[label_rows[head], ranks[head]] = ideal[head]
 
     values: dict[MetricId, np.ndarray] = {m: np.empty(n) for m in metric_ids(ks)}
     for start in range(0, n, _SLICE):
