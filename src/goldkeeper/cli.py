@@ -1139,11 +1139,11 @@ def entry() -> NoReturn:
         main()
     except SystemExit as done:
         code = done.code
-        if "prefect" in sys.modules or threading.active_count() > 1:
-            raise
+        if "prefect" in sys.modules or threading.active_count() > 1 or not isinstance(code, (int, type(None))):
+            raise  # (a message as the code: the interpreter prints it, as it would have)
     try:
         sys.stdout.flush()
         sys.stderr.flush()
     except (OSError, ValueError):  # a reader gone, or a stream closed: nothing left to save
         pass
-    os._exit(code if isinstance(code, int) else 0 if code is None else 1)
+    os._exit(code or 0)

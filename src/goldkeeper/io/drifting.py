@@ -34,7 +34,7 @@ PARALLEL_MIN_BYTES = 2 << 20
 def _rows(path: str, source: str, start_at: int, stop: int, first_line: int) -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = []
     for block in judgment_blocks(iter_blocks(path, start=start_at, stop=stop), source,
-                                      first_line=first_line, allow_empty=True):
+                                 first_line=first_line, allow_empty=True):
         rows.extend(block)
     return rows
 

@@ -25,7 +25,7 @@ from typing_extensions import NotRequired, Required, TypedDict
 from goldkeeper.core.drift import Corpus, LiveChunk
 from goldkeeper.core.judgments import MAX_RELEVANCE, iter_judgment_blocks
 
-__all__ = ["Refused", "RunLine", "corpus_json", "judgment_blocks", "judgment_rows", "run_lines"]
+__all__ = ["Refused", "Row", "RunLine", "corpus_json", "judgment_blocks", "judgment_rows", "run_lines"]
 
 _NonEmpty = Annotated[str, msgspec.Meta(min_length=1)]
 
