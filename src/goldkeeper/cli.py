@@ -251,13 +251,10 @@ def score(
 ) -> None:
     """Score a run against judgments and decide the gates. Exit 0 PASS, 1 FAIL or INDETERMINATE."""
     from goldkeeper.core.reporting import build_report
-    from goldkeeper.core.scoring import build_qrels
     from goldkeeper.core.scoring import score as score_run
-    from goldkeeper.core.validation import Validator
     from goldkeeper.io.files import report_bytes, write_bytes_atomic
     from goldkeeper.io.forked import split_map
-    from goldkeeper.core.scoring import Qrels
-    from goldkeeper.io.loading import RunReader, iter_label_blocks, load_baseline, local_size
+    from goldkeeper.io.loading import load_baseline, read_scoring_inputs
 
     if threshold < 1:
         raise UsageError(f"--threshold: must be an integer >= 1, got {threshold}")
@@ -266,33 +263,22 @@ def score(
     gates, ks = _gates_and_cutoffs(gate, k)
     generated_at = _generated_at(now)
     previous = load_baseline(baseline) if baseline else None
-    # The run is read in a second process while this one reads and validates the judgments.
-    run_reader = RunReader(run, run_format, max(ks), judgments_bytes=local_size(judgments))
-    try:
-        # Judgments stream a block at a time into validation and the grouping scoring needs;
-        # only --corpus keeps every row, since drift looks at each label.
-        blocks, judgments_hash = iter_label_blocks(judgments, judgments_format.value if judgments_format else None)
-        validator = Validator()
-        qrels = Qrels()
-        kept: list[dict[str, Any]] = []
-        for block in blocks:
-            validator.add_many(block)
-            build_qrels(block, qrels)
-            if corpus:
-                kept.extend(block)
-        validation = validator.result()
-        judgments_sha = judgments_hash.hexdigest()
-        drift_counts = corpus_info = None
-        if corpus:
-            from goldkeeper.core.drift import drift_counts as count_drift
-            from goldkeeper.io.snapshots import open_corpus
+    # The run is read in a second process while this one reads and validates the judgments
+    # (a block at a time; only --corpus keeps every row, since drift looks at each label).
+    count_drift = None
+    if corpus:
+        from goldkeeper.core.drift import drift_counts
+        from goldkeeper.io.snapshots import open_corpus
 
-            drift_counts, corpus_info = count_drift(kept, open_corpus(corpus))
-        del kept
-    except BaseException:
-        run_reader.cancel()
-        raise
-    entries, run_sha = run_reader.result()
+        def count_drift(rows: list[dict[str, Any]]) -> Any:
+            return drift_counts(rows, open_corpus(corpus))
+
+    read = read_scoring_inputs(judgments, judgments_format.value if judgments_format else None,
+                               run, run_format, max(ks), on_rows=count_drift)
+    validation, qrels, judgments_sha, entries, run_sha = (read.validation, read.qrels, read.judgments_sha,
+                                                          read.run, read.run_sha)
+    drift_counts_found, corpus_info = read.from_rows if corpus else (None, None)
+    del read
     result = score_run(qrels, entries, k=ks, threshold=threshold,
                        intervals=_bootstrap_spec(intervals, confidence, resamples, seed), parallel=split_map)
     inputs = {"judgments": {"url": judgments, "sha256": judgments_sha},
@@ -302,7 +288,7 @@ def score(
     if corpus:
         inputs["corpus"] = {"url": corpus}
     built = build_report(result, validation, generated_at=generated_at, gates=gates,
-                         baseline=previous, inputs=inputs, drift=drift_counts, corpus=corpus_info)
+                         baseline=previous, inputs=inputs, drift=drift_counts_found, corpus=corpus_info)
     if report or output is ReportFormat.json:
         document = report_bytes(built)
         if report:

@@ -112,3 +112,24 @@ def test_a_missing_or_unreadable_run_is_a_storage_error(tmp_path):
         RunReader(str(tmp_path / "missing.trec"), None, 10).result()
     with pytest.raises(StorageError, match="is a directory"):
         RunReader(str(tmp_path), None, 10).result()
+
+
+@pytest.mark.parametrize("rows", [
+    [],
+    [("q1", [])],
+    [("q1", ["d1", "d2"]), ("q2", []), ("q3", ["d\u00e9", "\U0001f600"])],
+    [("q1", ["a\x00b", "c"])],  # a NUL in a key: pickled as the list itself
+    [("q\ud800", ["\udfff"])],  # lone surrogates from JSON escapes survive
+    [("", [""])],
+])
+def test_run_prefixes_survive_the_trip_between_processes(rows):
+    import pickle
+
+    from goldkeeper.io.loading import RunPrefixes
+
+    packed = RunPrefixes()
+    for query_id, ranking in rows:
+        packed.append(query_id, ranking)
+    back = pickle.loads(pickle.dumps(packed, protocol=pickle.HIGHEST_PROTOCOL))
+    assert (back.strings, back.lengths) == (packed.strings, packed.lengths)
+    assert [tuple(r) for r in back] == [(q, r) for q, r in rows]

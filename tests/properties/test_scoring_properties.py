@@ -52,3 +52,27 @@ def test_repeating_keys_changes_no_metric(data):
     doubled = [goldkeeper.RunEntry(query_id=e.query_id, ranking=[k for key in e.ranking for k in (key, key)])
                for e in run]
     assert score(labels, run, k=[1, 5, 20]).per_query == score(labels, doubled, k=[1, 5, 20]).per_query
+
+
+LABEL = st.fixed_dictionaries(
+    {"query_id": st.sampled_from(["q1", "q2", "q3", "q4"]), "doc_uri": st.sampled_from(["d1", "d2", "d3"]),
+     "relevance": st.integers(0, 3)},
+    optional={"chunk_id": st.sampled_from(["c1", "c2"]), "stratum": st.sampled_from(["a", "b", "c"])},
+)
+
+
+def _grouped(qrels) -> tuple:
+    return ([(q, list(g.items())) for q, g in qrels.grades.items()], list(qrels.stratum.items()),
+            sorted(qrels.stratum_conflicts.items()), qrels.stratified)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(LABEL, max_size=30), st.data())
+def test_qrels_merged_from_two_parts_equal_qrels_of_the_whole(rows, data):
+    """Two processes group the two parts of a judgments file; merged, the grouping is what
+    one pass gives: key order, last grades, first strata, conflicts."""
+    from goldkeeper.core.scoring import build_qrels, merge_qrels
+
+    cut = data.draw(st.integers(0, len(rows)))
+    merged = merge_qrels(build_qrels(rows[:cut]), build_qrels(rows[cut:]))
+    assert _grouped(merged) == _grouped(build_qrels(rows))

@@ -30,6 +30,7 @@ __all__ = [
     "QueryValues",
     "ScoreResult",
     "build_qrels",
+    "merge_qrels",
     "merge_query_values",
     "query_values",
     "ranking_prefix",
@@ -86,6 +87,33 @@ def build_qrels(judgments: Iterable[Judgment | Mapping[str, Any]], into: Qrels |
     for query_id, names in conflicts.items():
         conflicts[query_id] = sorted(names)
     return qrels
+
+
+def merge_qrels(into: Qrels, later: Qrels) -> Qrels:
+    """``into`` extended by ``later``, grouped from the labels that come after ``into``'s:
+    exactly what one ``build_qrels`` over all of them gives (each key keeps its last grade
+    and its first place, each query its first label's stratum, conflicts the union, sorted)."""
+    grades, stratum, conflicts = into.grades, into.stratum, into.stratum_conflicts
+    for query_id, per_query in later.grades.items():
+        mine = grades.get(query_id)
+        names = later.stratum_conflicts.get(query_id) or [later.stratum[query_id]]
+        if mine is None:
+            grades[query_id] = per_query
+            stratum[query_id] = later.stratum[query_id]
+            if len(names) > 1:
+                conflicts[query_id] = list(names)
+            continue
+        mine.update(per_query)
+        first = stratum[query_id]
+        for name in names:
+            if name != first:
+                seen = conflicts.setdefault(query_id, [first])
+                if name not in seen:
+                    seen.append(name)
+    into.stratified = into.stratified or later.stratified
+    for query_id, names in conflicts.items():
+        conflicts[query_id] = sorted(names)
+    return into
 
 
 def top_keys(ranking: Sequence[str], depth: int) -> tuple[list[str], bool]:

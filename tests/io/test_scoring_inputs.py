@@ -1,0 +1,88 @@
+"""score's inputs read on two cores: the judgments cut between this process and the run's
+reader give exactly what one process reading them gives, errors in the same order."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+import pytest
+
+from goldkeeper.errors import InputError
+from goldkeeper.io import loading
+
+
+def _labels(n: int, extra: list[dict] | None = None) -> list[dict]:
+    rows = [{"query_id": f"q{i // 5}", "query": f"query {i // 5}", "doc_uri": f"d{i}", "relevance": i % 4,
+             "stratum": "billing" if (i // 5) % 3 else "sso", "labeled_by": "human:t"} for i in range(n)]
+    return rows + (extra or [])
+
+
+def _write(tmp_path: Path, rows: list[dict], name: str = "j.jsonl") -> Path:
+    path = tmp_path / name
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return path
+
+
+def _run(tmp_path: Path, queries: int, bad: bool = False) -> Path:
+    path = tmp_path / "run.jsonl"
+    lines = [json.dumps({"query_id": f"q{q}", "ranking": [f"d{q * 5 + j}" for j in range(8)]}) for q in range(queries)]
+    if bad:
+        lines[3] = '{"query_id": "q3", "ranking": "d1"}'
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def _read(judgments: Path, run: Path, split: bool, monkeypatch) -> object:
+    monkeypatch.setattr(loading, "LABELS_SPLIT_MIN_BYTES", 1 if split else 1 << 40)
+    assert (loading._labels_cut(str(judgments), None, str(run), None) is not None) == split
+    try:
+        got = loading.read_scoring_inputs(str(judgments), None, str(run), None, 10)
+    except InputError as error:
+        return ("error", str(error))
+    q = got.qrels
+    return (got.validation.model_dump(), [(k, list(v.items())) for k, v in q.grades.items()],
+            list(q.stratum.items()), sorted(q.stratum_conflicts.items()), q.stratified,
+            got.judgments_sha, got.run.strings, got.run.lengths, got.run_sha)
+
+
+CASES = {
+    "plain": _labels(4000),
+    # q1's target labeled again at the end: the halves interact, the tail is re-fed.
+    "repeated target": _labels(4000, [{"query_id": "q1", "doc_uri": "d5", "relevance": 3}]),
+    # q2 gets a second stratum after the cut, and new keys.
+    "stratum conflict": _labels(4000, [{"query_id": "q2", "doc_uri": "x", "relevance": 1, "stratum": "x"}]),
+    "query text differs": _labels(4000, [{"query_id": "q0", "query": "other", "doc_uri": "y", "relevance": 1}]),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_split_reading_equals_one_process(case, tmp_path, monkeypatch):
+    judgments, run = _write(tmp_path, CASES[case]), _run(tmp_path, 800)
+    split, whole = _read(judgments, run, True, monkeypatch), _read(judgments, run, False, monkeypatch)
+    assert split == whole
+    assert split[5] == hashlib.sha256(judgments.read_bytes()).hexdigest()
+
+
+@pytest.mark.parametrize(("where", "bad_run"), [("head", False), ("tail", False), ("tail", True), (None, True)])
+def test_errors_keep_their_order_and_line(where, bad_run, tmp_path, monkeypatch):
+    rows = [json.dumps(r) for r in _labels(4000)]
+    line = {"head": 10, "tail": 3900, None: None}[where]
+    if line is not None:
+        rows[line - 1] = '{"query_id": "q", "doc_uri": "d", "relevance": "high"}'
+    judgments = tmp_path / "j.jsonl"
+    judgments.write_text("\n".join(rows) + "\n")
+    run = _run(tmp_path, 800, bad=bad_run)
+    split, whole = _read(judgments, run, True, monkeypatch), _read(judgments, run, False, monkeypatch)
+    assert split == whole
+    assert split[0] == "error"
+    assert (f"j.jsonl:{line}" if line else "run.jsonl:4") in split[1]
+
+
+def test_only_blank_lines_is_worded_as_in_one_process(tmp_path, monkeypatch):
+    judgments = tmp_path / "j.jsonl"
+    judgments.write_text("\n" * 5000)
+    run = _run(tmp_path, 10)
+    split, whole = _read(judgments, run, True, monkeypatch), _read(judgments, run, False, monkeypatch)
+    assert split == whole and split[0] == "error"
