@@ -44,7 +44,8 @@ def test_iso_8601_timestamps_pass(stamp):
     assert "bad-labeled-at" not in codes(goldkeeper.validate(labels({**BASE, "labeled_at": stamp})))
 
 
-@pytest.mark.parametrize(("first", "second"), [("q1", "q1 "), ("ﬁle", "file"), ("Ｑ1", "Q1")])
+@pytest.mark.parametrize(("first", "second"), [("q1", "q1 "), ("q1", "\tq1"), ("q1", "q1\x1c"), ("ﬁle", "file"),
+                                             ("Ｑ1", "Q1")])
 def test_lookalike_ids_are_warned_about(first, second):
     result = goldkeeper.validate(labels({**BASE, "query_id": first}, {**BASE, "query_id": second}))
     assert "lookalike-ids" in codes(result)

