@@ -138,26 +138,35 @@ class Validator:
         qids = list(map(_QUERY_ID, rows))
         docs = list(map(_DOC_URI, rows))
         chunks = list(map(_CHUNK, rows))
-        keys = list(zip(qids, [d if c is None else c for c, d in zip(chunks, docs)]))
-        key_set = set(keys)
-        if len(key_set) != len(keys) or not key_set.isdisjoint(self._seen):
+        without_chunk = chunks.count(None)
+        # Each label's target: its chunk, else its document (all documents: the common case).
+        targets = docs if without_chunk == len(rows) else [d if c is None else c for c, d in zip(chunks, docs)]
+        key_set = set(zip(qids, targets))
+        if len(key_set) != len(rows) or not key_set.isdisjoint(self._seen):
             return False
-        pairs = [(q, t) for q, t in zip(qids, map(_QUERY, rows)) if t is not None]
-        texts = dict(pairs)
-        if len(set(pairs)) != len(texts):
+        queries = list(map(_QUERY, rows))
+        if None in queries:
+            pairs = [(q, t) for q, t in zip(qids, queries) if t is not None]
+            texts = dict(pairs)
+            consistent = len(set(pairs)) == len(texts)
+        else:  # every label carries its query text: no pair to leave out
+            texts = dict(zip(qids, queries))
+            consistent = len(set(zip(qids, queries))) == len(texts)
+        if not consistent:
             return False
         known = self._query_text
         if known and any(known.get(q, t) != t for q, t in texts.items()):
             return False
-        present = [c for c in chunks if c is not None]
+        present = [c for c in chunks if c is not None] if without_chunk else chunks
         if not all(map(_CHUNK_ID.fullmatch, present)):
             return False
         shas = list(map(_SHA, rows))
-        if not all(map(_TEXT_SHA.fullmatch, [s for s in shas if s is not None])):
-            return False
-        for chunk_text, sha in zip(map(_CHUNK_TEXT, rows), shas):
-            if chunk_text is not None and sha is not None and text_sha(chunk_text) != sha:
+        if shas.count(None) != len(shas):  # else no hash to check or to compare with a text
+            if not all(map(_TEXT_SHA.fullmatch, [s for s in shas if s is not None])):
                 return False
+            for chunk_text, sha in zip(map(_CHUNK_TEXT, rows), shas):
+                if chunk_text is not None and sha is not None and text_sha(chunk_text) != sha:
+                    return False
         labelers = Counter(map(_LABELED_BY, rows))
         if any(v is not None and not v.startswith(_PROVENANCE) for v in labelers):
             return False
