@@ -251,7 +251,7 @@ def score(
 ) -> None:
     """Score a run against judgments and decide the gates. Exit 0 PASS, 1 FAIL or INDETERMINATE."""
     from goldkeeper.core.reporting import build_report
-    from goldkeeper.core.scoring import score as score_run
+    from goldkeeper.core.scoring import query_values, summarize
     from goldkeeper.io.files import report_bytes, write_bytes_atomic
     from goldkeeper.io.forked import split_map
     from goldkeeper.io.loading import load_baseline, read_scoring_inputs
@@ -279,8 +279,12 @@ def score(
                                                           read.run, read.run_sha)
     drift_counts_found, corpus_info = read.from_rows if corpus else (None, None)
     del read
-    result = score_run(qrels, entries, k=ks, threshold=threshold,
-                       intervals=_bootstrap_spec(intervals, confidence, resamples, seed), parallel=split_map)
+    # score_run's two steps, so that the run (a million strings at 100k queries) is freed
+    # before the per-query values and the report are built: that is the peak.
+    found = query_values(qrels, entries, ks, threshold)
+    del entries
+    result = summarize(qrels, found, intervals=_bootstrap_spec(intervals, confidence, resamples, seed),
+                       parallel=split_map)
     inputs = {"judgments": {"url": judgments, "sha256": judgments_sha},
               "run": {"url": run, "sha256": run_sha}}
     if baseline:

@@ -133,3 +133,41 @@ def test_run_prefixes_survive_the_trip_between_processes(rows):
     back = pickle.loads(pickle.dumps(packed, protocol=pickle.HIGHEST_PROTOCOL))
     assert (back.strings, back.lengths) == (packed.strings, packed.lengths)
     assert [tuple(r) for r in back] == [(q, r) for q, r in rows]
+
+
+@pytest.mark.parametrize("change", ["none", "duplicate query across blocks", "bad line in a later block",
+                                    "scores in a later block"])
+def test_a_whole_run_read_by_blocks_equals_the_line_reader(change, tmp_path, monkeypatch):
+    """load_run_prefixes reads a local run JSONL a block at a time with msgspec; whatever a
+    block holds, the prefixes or the error are the line reader's."""
+    import functools
+    import json
+
+    from goldkeeper.io import files
+
+    lines = [json.dumps({"query_id": f"q{i}", "ranking": [f"d{i}", f"d{i + 1}", f"d{i}"]}) for i in range(2000)]
+    if change == "duplicate query across blocks":
+        lines[1900] = json.dumps({"query_id": "q5", "ranking": ["x"]})
+    elif change == "bad line in a later block":
+        lines[1900] = '{"query_id": "q1900", "ranking": [1]}'
+    elif change == "scores in a later block":
+        lines[1900] = json.dumps({"query_id": "q1900", "ranking": ["a", "b"], "scores": [2.0, 1.0]})
+    path = tmp_path / "run.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    monkeypatch.setattr(loading, "iter_blocks", functools.partial(files.iter_blocks, size=4096))
+
+    def outcome(read):
+        try:
+            packed, sha = read()
+        except InputError as error:
+            return str(error)
+        return packed.strings, packed.lengths, sha
+
+    def by_lines():
+        entries, hashed = loading.load_run(str(path))
+        return loading._pack(entries, 2), hashed.hexdigest()
+
+    blocks = outcome(lambda: load_run_prefixes(str(path), None, 2))
+    assert blocks == outcome(by_lines)
+    if change in ("duplicate query across blocks", "bad line in a later block"):
+        assert isinstance(blocks, str) and "run.jsonl:1901" in blocks

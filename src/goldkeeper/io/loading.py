@@ -194,13 +194,20 @@ def load_run_prefixes(url: str, fmt: str | None, depth: int) -> tuple[RunPrefixe
         with open(local_path(url), "rb") as handle:
             first = next((line.lstrip() for line in handle.read(1 << 16).splitlines() if line.strip()), b"")
         if first.startswith(b"{"):
-            # Read whole, msgspec first (``_jsonl_prefixes``); anything refused is read again
-            # below, a line at a time, which words the error with its line.
-            data = read_bytes(url)
-            packed = _jsonl_prefixes(data, depth)
-            if packed is not None and len(packed):
-                return packed, hashlib.sha256(data).hexdigest()
-            del data
+            # msgspec first, a block at a time (``_msgspec_prefixes``); anything it refuses
+            # is read again below, a line at a time, which words the error with its line.
+            digest = hashlib.sha256()
+            packed: RunPrefixes | None = RunPrefixes()
+            for block in iter_blocks(url):
+                digest.update(block)
+                part = _msgspec_prefixes(block, depth)
+                if part is None:
+                    packed = None
+                    break
+                packed.strings += part.strings  # type: ignore[union-attr]
+                packed.lengths += part.lengths  # type: ignore[union-attr]
+            if packed is not None and len(packed) and len(set(packed.query_ids())) == len(packed):
+                return packed, digest.hexdigest()
     entries, hashed = load_run(url, fmt)
     return _pack(entries, depth), hashed.hexdigest()
 
@@ -243,20 +250,28 @@ def _plain_prefixes(data: bytes, depth: int) -> RunPrefixes | None:
     return None if entries is None else _pack(entries, depth)
 
 
-def _jsonl_prefixes(data: bytes, depth: int) -> RunPrefixes | None:
-    """A part of a run JSONL file as prefixes, or None when any line is refused (the whole
-    file is then read in one piece, which words the error with its line). msgspec reads
-    the common lines (``fastjson.run_lines``); a part with any other goes to core's reader."""
+def _msgspec_prefixes(data: bytes, depth: int) -> RunPrefixes | None:
+    """Whole lines of run JSONL as prefixes when msgspec reads every one as a common line
+    (``fastjson.run_lines``), or None."""
     try:
         packed = _pack(run_lines(data), depth)
     except Refused:
-        pass
-    else:
-        queries = len(packed)
-        # What a decoder cannot see: a key named twice in a line, a query on two lines.
-        if (data.count(b'"query_id"') == queries == data.count(b'"ranking"')
-                and len(set(packed.query_ids())) == queries):
-            return packed
+        return None
+    queries = len(packed)
+    # What a decoder cannot see: a key named twice in a line, a query on two lines.
+    if (data.count(b'"query_id"') == queries == data.count(b'"ranking"')
+            and len(set(packed.query_ids())) == queries):
+        return packed
+    return None
+
+
+def _jsonl_prefixes(data: bytes, depth: int) -> RunPrefixes | None:
+    """A part of a run JSONL file as prefixes, or None when any line is refused (the whole
+    file is then read in one piece, which words the error with its line). msgspec reads
+    the common lines; a part with any other goes to core's reader."""
+    packed = _msgspec_prefixes(data, depth)
+    if packed is not None:
+        return packed
     try:
         return _pack(iter_run(io.BytesIO(data), "run"), depth)  # lines as a file yields them
     except InputError:
