@@ -184,6 +184,16 @@ class RunPrefixes:
             at += 1 + length
 
 
+def _run_kind(url: str, fmt: str | None) -> str:
+    """A local run file's format: as given, else jsonl when its first non-blank line opens
+    an object, else trec (as ``load_run`` guesses)."""
+    if fmt is not None:
+        return fmt
+    with open(local_path(url), "rb") as handle:
+        head = next((line.lstrip() for line in handle.read(1 << 16).splitlines() if line.strip()), b"")
+    return "jsonl" if head.startswith(b"{") else "trec"
+
+
 def load_run_prefixes(url: str, fmt: str | None, depth: int) -> tuple[RunPrefixes, str]:
     """Every run entry cut to what scoring at cutoffs up to ``depth`` reads, and the sha256.
 
@@ -191,9 +201,7 @@ def load_run_prefixes(url: str, fmt: str | None, depth: int) -> tuple[RunPrefixe
     reads the judgments itself.
     """
     if fmt in (None, "jsonl") and url != "-" and is_local(url) and local_size(url):
-        with open(local_path(url), "rb") as handle:
-            first = next((line.lstrip() for line in handle.read(1 << 16).splitlines() if line.strip()), b"")
-        if first.startswith(b"{"):
+        if _run_kind(url, fmt) == "jsonl":
             # msgspec first, a block at a time (``_msgspec_prefixes``); anything it refuses
             # is read again below, a line at a time, which words the error with its line.
             digest = hashlib.sha256()
@@ -329,9 +337,7 @@ class RunReader:
         self._kind = "trec"
         size = local_size(url) if url != "-" and fmt in (None, "trec", "jsonl") and is_local(url) else 0
         if size >= HALVING_MIN_BYTES:
-            with open(local_path(url), "rb") as handle:
-                head = next((line.lstrip() for line in handle.read(1 << 16).splitlines() if line.strip()), b"")
-            kind = fmt or ("jsonl" if head.startswith(b"{") else "trec")
+            kind = _run_kind(url, fmt)
             share = 0.5 if kind == "trec" else _jsonl_share(size, judgments_bytes)
             if share is not None:  # else the child reads the whole file: this one never needs it
                 data = read_bytes(url)
@@ -405,10 +411,7 @@ def _labels_cut(judgments: str, fmt: str | None, run: str, run_fmt: str | None) 
         return None
     run_size = local_size(run) if run != "-" and run_fmt in (None, "jsonl", "trec") and is_local(run) else 0
     if run_size >= HALVING_MIN_BYTES:
-        with open(local_path(run), "rb") as handle:
-            first = next((line.lstrip() for line in handle.read(1 << 16).splitlines() if line.strip()), b"")
-        if (run_fmt or ("jsonl" if first.startswith(b"{") else "trec")) == "trec" \
-                or _jsonl_share(run_size, size) is not None:
+        if _run_kind(run, run_fmt) == "trec" or _jsonl_share(run_size, size) is not None:
             return None  # RunReader cuts the run: this process already reads part of it
     # The head's labels against the tail's and the whole run, each weighed per byte.
     share = min(0.95, 0.5 + run_size / (2 * LABELS_PER_RUN_BYTE * size))
