@@ -279,8 +279,8 @@ def score(
                                                           read.run, read.run_sha)
     drift_counts_found, corpus_info = read.from_rows if corpus else (None, None)
     del read
-    # score_run's two steps, so that the run (a million strings at 100k queries) is freed
-    # before the per-query values and the report are built: that is the peak.
+    # score's two steps, so that the run (a million strings at 100k queries) can be freed
+    # before the per-query values and the report are built.
     found = query_values(qrels, entries, ks, threshold)
     del entries
     result = summarize(qrels, found, intervals=_bootstrap_spec(intervals, confidence, resamples, seed),
