@@ -21,7 +21,7 @@ from goldkeeper.errors import InputError, UsageError
 from goldkeeper.io.files import decode_utf8, is_local, iter_blocks, iter_lines, local_path, read_bytes, source_name
 from goldkeeper.io.fastjson import Refused, run_lines
 from goldkeeper.io.forked import can_fork, start
-from goldkeeper.io.scan import count_lines
+from goldkeeper.io.scan import count_lines, feed
 from goldkeeper.models.report import Report
 from goldkeeper.models.run import RunEntry
 
@@ -377,18 +377,10 @@ class ScoringInputs(NamedTuple):
     run_sha: str
 
 
-def _feed(validator: Validator, qrels: Qrels, path: str, source: str, start_at: int, stop: int,
-          first_line: int) -> None:
-    for block in iter_judgment_blocks(iter_blocks(path, start=start_at, stop=stop), source,
-                                      first_line=first_line, allow_empty=True):
-        validator.add_many(block)
-        build_qrels(block, qrels)
-
-
 def _tail_then_run(path: str, source: str, cut: int, size: int, run: str, run_fmt: str | None,
                    depth: int) -> tuple[Validator, Qrels, str, RunPrefixes, str]:  # runs forked
     validator, qrels = Validator(), Qrels()
-    _feed(validator, qrels, path, source, cut, size, count_lines(path, cut) + 1)
+    feed(validator, path, source, cut, size, count_lines(path, cut) + 1, qrels)
     digest = hashlib.sha256()
     for block in iter_blocks(path):
         digest.update(block)
@@ -468,7 +460,7 @@ def read_scoring_inputs(judgments: str, fmt: str | None, run: str, run_fmt: str 
     child = start(_tail_then_run, path, source, at, size, run, run_fmt, depth)
     validator, qrels = Validator(), Qrels()
     try:
-        _feed(validator, qrels, path, source, 0, at, 1)
+        feed(validator, path, source, 0, at, 1, qrels)
     except BaseException:
         child.cancel()
         raise
@@ -476,7 +468,7 @@ def read_scoring_inputs(judgments: str, fmt: str | None, run: str, run_fmt: str 
     if validator.absorb(tail):
         merge_qrels(qrels, tail_qrels)
     else:
-        _feed(validator, qrels, path, source, at, size, count_lines(path, at) + 1)
+        feed(validator, path, source, at, size, count_lines(path, at) + 1, qrels)
     if validator.labels == 0:
         for _ in iter_judgment_blocks(iter_blocks(path), source):  # only blank lines: worded here
             pass

@@ -15,11 +15,12 @@ from __future__ import annotations
 import os
 
 from goldkeeper.core.judgments import iter_judgment_blocks
+from goldkeeper.core.scoring import Qrels, build_qrels
 from goldkeeper.core.validation import ValidationResult, Validator
 from goldkeeper.io.files import is_local, iter_blocks, local_path, source_name
 from goldkeeper.io.forked import can_fork, start
 
-__all__ = ["count_lines", "midpoint", "validate_url"]
+__all__ = ["count_lines", "feed", "midpoint", "validate_url"]
 
 #: Below this a second process costs more than it saves.
 PARALLEL_MIN_BYTES = 32 << 20
@@ -43,16 +44,21 @@ def count_lines(path: str, stop: int) -> int:
     return sum(block.count(b"\n") for block in iter_blocks(path, _BLOCK, stop=stop))
 
 
-def _feed(validator: Validator, path: str, source: str, start: int, stop: int, first_line: int) -> None:
+def feed(validator: Validator, path: str, source: str, start: int, stop: int, first_line: int,
+         qrels: Qrels | None = None) -> None:
+    """Validate the labels of bytes [start, stop) of a local judgments file (lines numbered
+    from ``first_line``), grouping them into ``qrels`` too when given (score's reader)."""
     for rows in iter_judgment_blocks(
         iter_blocks(path, _BLOCK, start=start, stop=stop), source, first_line=first_line, allow_empty=True
     ):
         validator.add_many(rows)
+        if qrels is not None:
+            build_qrels(rows, qrels)
 
 
 def _second_half(path: str, source: str, mid: int, size: int) -> Validator:  # runs forked
     validator = Validator()
-    _feed(validator, path, source, mid, size, count_lines(path, mid) + 1)
+    feed(validator, path, source, mid, size, count_lines(path, mid) + 1)
     return validator
 
 
@@ -71,12 +77,12 @@ def validate_url(url: str, *, workers: int = 2) -> ValidationResult:
     second = start(_second_half, path, source, mid, size)
     validator = Validator()
     try:
-        _feed(validator, path, source, 0, mid, 1)
+        feed(validator, path, source, 0, mid, 1)
     except BaseException:
         second.cancel()
         raise
     if not validator.absorb(second.result()):
-        _feed(validator, path, source, mid, size, count_lines(path, mid) + 1)
+        feed(validator, path, source, mid, size, count_lines(path, mid) + 1)
     if validator.labels == 0:
         # Only blank lines on both sides: the one-pass reader words this error.
         for _ in iter_judgment_blocks(iter_blocks(url), source):
