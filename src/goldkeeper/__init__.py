@@ -13,8 +13,8 @@ The public API, stable by name::
     parse_corpus, read_corpus                   snapshots: corpus.json text, or any by URL
     Judgment, Chunk, CorpusSnapshot, RunEntry, Report     the wire formats (pydantic v2)
 
-Importing goldkeeper loads neither prefect nor fsspec; ``read_judgments`` and
-``write_judgments`` load the storage layer on first use.
+Importing goldkeeper loads nothing but its version and errors; each name loads its module on
+first use (so neither prefect nor fsspec until ``read_judgments`` or ``write_judgments``).
 """
 
 from __future__ import annotations
@@ -22,47 +22,60 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from goldkeeper._version import __version__
-from goldkeeper.core.identity import chunk_id, normalize, text_sha
-from goldkeeper.core.judgments import dump_judgments, parse_judgments
-from goldkeeper.core.qrels import parse_beir_tsv, parse_trec_qrels, parse_trec_run, to_qrels, to_trec_run
-from goldkeeper.core.runs import parse_run
-from goldkeeper.core.drift import Corpus, DriftResult, LiveChunk, parse_corpus, rejudgment_queue
-from goldkeeper.core.drift import classify as classify_drift
-from goldkeeper.core.metric_ids import MetricId, parse_metric_id
-from goldkeeper.core.validation import Issue, ValidationResult, validate
 from goldkeeper.errors import GoldkeeperError, InputError, StorageError, UsageError
-from goldkeeper.models import Chunk, CorpusSnapshot, Judgment, Measurement, Report, RunEntry
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
+    from goldkeeper.core.drift import Corpus, DriftResult, LiveChunk, parse_corpus, rejudgment_queue
+    from goldkeeper.core.drift import classify as classify_drift
     from goldkeeper.core.gates import Gate, GateEvaluation, evaluate_gates, parse_gate
+    from goldkeeper.core.identity import chunk_id, normalize, text_sha
+    from goldkeeper.core.judgments import dump_judgments, parse_judgments
+    from goldkeeper.core.metric_ids import MetricId, parse_metric_id
+    from goldkeeper.core.qrels import parse_beir_tsv, parse_trec_qrels, parse_trec_run, to_qrels, to_trec_run
     from goldkeeper.core.reporting import build_report
+    from goldkeeper.core.runs import parse_run
     from goldkeeper.core.scoring import ScoreResult, score
     from goldkeeper.core.summary import summarize
+    from goldkeeper.core.validation import Issue, ValidationResult, validate
+    from goldkeeper.models import Chunk, CorpusSnapshot, Judgment, Measurement, Report, RunEntry
 
-# Scoring pulls in numpy; load it on first use so `goldkeeper --version` and `validate` stay fast.
+# Every name loads its module on first use: a command imports only what it runs (drift never
+# loads numpy, `--version` neither numpy nor pydantic). Name -> (module, name there).
 _LAZY = {
-    "Gate": "goldkeeper.core.gates",
-    "GateEvaluation": "goldkeeper.core.gates",
-    "evaluate_gates": "goldkeeper.core.gates",
-    "parse_gate": "goldkeeper.core.gates",
-    "build_report": "goldkeeper.core.reporting",
-    "ScoreResult": "goldkeeper.core.scoring",
-    "score": "goldkeeper.core.scoring",
-    "summarize": "goldkeeper.core.summary",
+    **{name: ("goldkeeper.core.identity", name) for name in ("chunk_id", "normalize", "text_sha")},
+    **{name: ("goldkeeper.core.judgments", name) for name in ("dump_judgments", "parse_judgments")},
+    **{name: ("goldkeeper.core.qrels", name)
+       for name in ("parse_beir_tsv", "parse_trec_qrels", "parse_trec_run", "to_qrels", "to_trec_run")},
+    "parse_run": ("goldkeeper.core.runs", "parse_run"),
+    **{name: ("goldkeeper.core.drift", name)
+       for name in ("Corpus", "DriftResult", "LiveChunk", "parse_corpus", "rejudgment_queue")},
+    "classify_drift": ("goldkeeper.core.drift", "classify"),
+    **{name: ("goldkeeper.core.metric_ids", name) for name in ("MetricId", "parse_metric_id")},
+    **{name: ("goldkeeper.core.validation", name) for name in ("Issue", "ValidationResult", "validate")},
+    **{name: ("goldkeeper.models", name)
+       for name in ("Chunk", "CorpusSnapshot", "Judgment", "Measurement", "Report", "RunEntry")},
+    **{name: ("goldkeeper.core.gates", name) for name in ("Gate", "GateEvaluation", "evaluate_gates", "parse_gate")},
+    "build_report": ("goldkeeper.core.reporting", "build_report"),
+    **{name: ("goldkeeper.core.scoring", name) for name in ("ScoreResult", "score")},
+    "summarize": ("goldkeeper.core.summary", "summarize"),
 }
 
 
 def __getattr__(name: str):
-    module = _LAZY.get(name)
-    if module is None:
+    where = _LAZY.get(name)
+    if where is None:
         raise AttributeError(f"module 'goldkeeper' has no attribute {name!r}")
     import importlib
 
-    value = getattr(importlib.import_module(module), name)
+    value = getattr(importlib.import_module(where[0]), where[1])
     globals()[name] = value
     return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))
 
 __all__ = [
     "Chunk",
@@ -139,6 +152,7 @@ def fix_drift(judgments, result: DriftResult) -> tuple[list[Judgment], int]:
     """Re-anchor the RE_ANCHORABLE and MERGED labels of ``classify_drift``'s result; the
     labels (``Judgment`` objects or mappings, in the order classified) and how many moved."""
     from goldkeeper.core.drift import fix
+    from goldkeeper.models.judgment import Judgment
 
     labels = [j if isinstance(j, Judgment) else Judgment.model_validate(j) for j in judgments]
     return fix(labels, result)

@@ -91,6 +91,19 @@ def _root(
     """Keep a RAG retrieval test suite true across re-chunks, and gate on it honestly."""
 
 
+#: Set by ``entry``: the process ends as soon as the command does, without taking its heap apart.
+_ENDING = False
+_HELD: list[Any] = []
+
+
+def _hold(*objects: Any) -> None:
+    """Keep a command's large objects (a parsed corpus, the labels, their findings) alive to
+    the end when ``entry`` runs it, so they are not freed object by object when the command
+    returns: that took 0.09 s of a 2 s drift of 100k labels x 200k chunks, for nothing."""
+    if _ENDING:
+        _HELD.extend(objects)
+
+
 def _emit_json(payload: Any, *, large: bool = False) -> None:
     if large:
         # Per-label output (drift): orjson is several times faster. Its layout is json.dumps'
@@ -308,6 +321,7 @@ def score(
         from goldkeeper.render import print_report
 
         print_report(built)
+    _hold(qrels, validation, result, built)
     raise typer.Exit(EXIT_OK if built.verdict.status == "PASS" else EXIT_FAILED)
 
 
@@ -751,6 +765,7 @@ def drift(
             sys.stdout.write(f"re-anchored {moved} label(s) in {out or judgments}; "
                              f"{needs_person} still need a person\n")
     still_wrong = needs_person / labels_count if fix and labels_count else summary["invalid_ratio"]
+    _hold(rows, result, snapshot)
     raise typer.Exit(EXIT_FAILED if still_wrong > max_invalid else EXIT_OK)
 
 
@@ -1125,6 +1140,8 @@ def entry() -> NoReturn:
     """
     import threading
 
+    global _ENDING
+    _ENDING = True
     try:
         main()
     except SystemExit as done:

@@ -19,10 +19,8 @@ from typing import Any
 
 from goldkeeper.core.drift import ChunkSource, DriftResult, classify, concat_results
 from goldkeeper.io.fastjson import judgment_blocks
-from goldkeeper.io.files import is_local, iter_blocks, local_path, source_name
+from goldkeeper.io.files import count_lines, is_local, iter_blocks, local_path, midpoint, source_name
 from goldkeeper.io.forked import can_fork, start
-from goldkeeper.io.loading import load_label_rows
-from goldkeeper.io.scan import count_lines, midpoint
 from goldkeeper.io.snapshots import open_corpus
 
 __all__ = ["classify_url"]
@@ -60,6 +58,8 @@ def classify_url(
     mid = midpoint(path, size) if path is not None and size >= PARALLEL_MIN_BYTES else 0
     corpus = open_corpus(corpus_url)
     if not (path and mid and can_fork() and workers > 1):
+        from goldkeeper.io.loading import load_label_rows  # scoring's reader: numpy, models
+
         rows, _ = load_label_rows(judgments_url, "jsonl")
         return rows, classify(rows, corpus, progress=progress), corpus
     # The child only reads the parsed corpus: frozen, no collection of the child's touches
@@ -80,6 +80,8 @@ def classify_url(
         raise
     more, result = second.result()
     if not rows and not result.findings:
+        from goldkeeper.io.loading import load_label_rows
+
         load_label_rows(judgments_url, "jsonl")  # only blank lines: the one-pass reader words it
     if more:
         rows.extend(more)

@@ -18,10 +18,12 @@ from goldkeeper.core.runs import iter_run
 from goldkeeper.core.scoring import Qrels, build_qrels, merge_qrels, ranking_prefix
 from goldkeeper.core.validation import ValidationResult, Validator
 from goldkeeper.errors import InputError, UsageError
-from goldkeeper.io.files import decode_utf8, is_local, iter_blocks, iter_lines, local_path, read_bytes, source_name
+from goldkeeper.io.files import (
+    count_lines, decode_utf8, is_local, iter_blocks, iter_lines, local_path, read_bytes, source_name,
+)
 from goldkeeper.io.fastjson import Refused, run_lines
 from goldkeeper.io.forked import can_fork, start
-from goldkeeper.io.scan import count_lines, feed
+from goldkeeper.io.scan import feed
 from goldkeeper.models.report import Report
 from goldkeeper.models.run import RunEntry
 

@@ -13,41 +13,29 @@ without fork) takes the one-process path.
 from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING
 
 from goldkeeper.core.judgments import iter_judgment_blocks
-from goldkeeper.core.scoring import Qrels, build_qrels
 from goldkeeper.core.validation import ValidationResult, Validator
-from goldkeeper.io.files import is_local, iter_blocks, local_path, source_name
+from goldkeeper.io.files import count_lines, is_local, iter_blocks, local_path, midpoint, source_name
 from goldkeeper.io.forked import can_fork, start
 
-__all__ = ["count_lines", "feed", "midpoint", "validate_url"]
+if TYPE_CHECKING:
+    from goldkeeper.core.scoring import Qrels
+
+__all__ = ["feed", "validate_url"]
 
 #: Below this a second process costs more than it saves.
 PARALLEL_MIN_BYTES = 32 << 20
 _BLOCK = 4 << 20
 
 
-def midpoint(path: str, size: int) -> int:
-    """The offset just after the first newline at or after the middle, or 0 if none."""
-    with open(path, "rb") as handle:
-        handle.seek(size // 2)
-        while True:
-            data = handle.read(1 << 16)
-            if not data:
-                return 0
-            index = data.find(b"\n")
-            if index >= 0:
-                return handle.tell() - len(data) + index + 1
-
-
-def count_lines(path: str, stop: int) -> int:
-    return sum(block.count(b"\n") for block in iter_blocks(path, _BLOCK, stop=stop))
-
-
 def feed(validator: Validator, path: str, source: str, start: int, stop: int, first_line: int,
          qrels: Qrels | None = None) -> None:
     """Validate the labels of bytes [start, stop) of a local judgments file (lines numbered
     from ``first_line``), grouping them into ``qrels`` too when given (score's reader)."""
+    if qrels is not None:
+        from goldkeeper.core.scoring import build_qrels  # numpy: validate alone does without
     for rows in iter_judgment_blocks(
         iter_blocks(path, _BLOCK, start=start, stop=stop), source, first_line=first_line, allow_empty=True
     ):

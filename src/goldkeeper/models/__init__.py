@@ -6,10 +6,32 @@ test fails when the two drift apart. Models import nothing from the rest of gold
 
 from __future__ import annotations
 
-from .corpus import Chunk, CorpusSnapshot, QueueAnswer, QueueItem, ShardManifest
-from .judgment import JUDGMENT_FIELDS, Judgment
-from .report import Measurement, Report, Verdict, GateResult, StratumScore
-from .run import RunEntry
+import importlib
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .corpus import Chunk, CorpusSnapshot, QueueAnswer, QueueItem, ShardManifest
+    from .judgment import JUDGMENT_FIELDS, Judgment
+    from .report import GateResult, Measurement, Report, StratumScore, Verdict
+    from .run import RunEntry
+
+# Each model's module loads on first use: reading labels needs only ``judgment``, and the
+# report and corpus models cost 20-30 ms of import each.
+_MODULES = {
+    **dict.fromkeys(("Chunk", "CorpusSnapshot", "QueueAnswer", "QueueItem", "ShardManifest"), "corpus"),
+    **dict.fromkeys(("JUDGMENT_FIELDS", "Judgment"), "judgment"),
+    **dict.fromkeys(("GateResult", "Measurement", "Report", "StratumScore", "Verdict"), "report"),
+    "RunEntry": "run",
+}
+
+
+def __getattr__(name: str):
+    module = _MODULES.get(name)
+    if module is None:
+        raise AttributeError(f"module 'goldkeeper.models' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
 
 __all__ = [
     "JUDGMENT_FIELDS",
@@ -28,6 +50,11 @@ __all__ = [
 
 def export_schemas() -> dict[str, dict]:
     """Every committed schema by file name, generated from the models."""
+    from .corpus import Chunk, CorpusSnapshot, QueueAnswer, QueueItem, ShardManifest
+    from .judgment import Judgment
+    from .report import Report
+    from .run import RunEntry
+
     return {
         "judgment.schema.json": Judgment.model_json_schema(),
         "chunk.schema.json": Chunk.model_json_schema(),
