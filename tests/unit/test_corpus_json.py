@@ -10,7 +10,7 @@ import pytest
 
 from goldkeeper.core import drift
 from goldkeeper.errors import InputError
-from goldkeeper.io.fastjson import corpus_json
+from goldkeeper.io.fastjson import Chunk, corpus_json
 
 GOOD = {"chunk_id": "c1:" + "a" * 32, "doc_uri": "doc://a", "ordinal": 0, "text": "Refunds take 5 days."}
 
@@ -21,6 +21,15 @@ def _msgspec_first(raw: bytes, source: str) -> drift.Corpus:
     return corpus if corpus is not None else drift.parse_corpus(raw, source)
 
 
+def _facts(outcome: object) -> object:
+    """A corpus as plain values, whichever chunk type holds them (io's ``Chunk`` is
+    core's ``LiveChunk`` as a msgspec Struct; the two do not compare equal)."""
+    if not isinstance(outcome, drift.Corpus):
+        return outcome
+    return (outcome.corpus_fingerprint, outcome.chunker_fingerprint,
+            [(c.chunk_id, c.doc_uri, c.ordinal, c.text, c.text_sha, c.start_index) for c in outcome.chunks])
+
+
 def _both(payload: object) -> tuple[object, object]:
     """What parse_corpus and the msgspec reader give (or raise), which must agree, and what
     the field-by-field reader gives."""
@@ -28,7 +37,7 @@ def _both(payload: object) -> tuple[object, object]:
     outcomes = []
     for reader in (drift.parse_corpus, _msgspec_first, lambda raw, source: drift._parse_corpus_fields(raw, source)):
         try:
-            outcomes.append(reader(data, "corpus.json"))
+            outcomes.append(_facts(reader(data, "corpus.json")))
         except InputError as error:
             outcomes.append(("error", str(error)))
     assert outcomes[0] == outcomes[1]
@@ -86,3 +95,50 @@ def test_the_fast_reader_keeps_a_stored_hash_and_computes_none():
     plain, stored = corpus.chunks
     assert plain.text_sha is None and plain.sha() == drift.text_sha(GOOD["text"])
     assert stored.text_sha == stored.sha() == "t1:" + "d" * 32
+
+
+def test_io_chunk_is_core_live_chunk_field_for_field():
+    import dataclasses
+
+    import msgspec
+
+    assert [(f.name, None if f.default is dataclasses.MISSING else f.default)
+            for f in dataclasses.fields(drift.LiveChunk)] == [
+        (f.name, None if f.default is msgspec.NODEFAULT else f.default) for f in msgspec.structs.fields(Chunk)]
+    assert [f.required for f in msgspec.structs.fields(Chunk)] == [
+        f.default is dataclasses.MISSING for f in dataclasses.fields(drift.LiveChunk)]
+    values = ("c1:" + "a" * 32, "doc://a", None, " Caf\u0065\u0301 refunds\r\n", None, 4)
+    core, fast = drift.LiveChunk(*values), Chunk(*values)
+    assert (core.order(), core.sha()) == (fast.order(), fast.sha())
+    with pytest.raises(AttributeError):
+        fast.text = "x"  # frozen, as LiveChunk is
+
+
+def test_classify_fix_and_queue_read_either_chunk_type():
+    import goldkeeper
+
+    def live(doc, ordinal, text):
+        return (goldkeeper.chunk_id(doc, "r2", ordinal, text, "new"), doc, ordinal, text)
+
+    rows = [live("doc://a", 0, "Refunds take five business days."), live("doc://a", 1, "Shipping is free over $50."),
+            live("doc://b", 0, "Returns need a receipt and the original box."),
+            live("doc://b", 1, "Gift cards never expire.")]
+    labels = [
+        {"query_id": "q1", "doc_uri": "doc://a", "chunk_id": rows[0][0], "relevance": 1},
+        {"query_id": "q2", "doc_uri": "doc://a", "chunk_id": "c1:" + "0" * 32,
+         "chunk_text": "Shipping is free over $50.", "relevance": 2},
+        {"query_id": "q3", "doc_uri": "doc://b", "chunk_id": "c1:" + "1" * 32,
+         "chunk_text": "the original box. Gift cards", "relevance": 1},
+        {"query_id": "q4", "doc_uri": "doc://b", "chunk_id": "c1:" + "2" * 32, "chunk_text": "a receipt", "relevance": 1},
+        {"query_id": "q5", "doc_uri": "doc://a", "chunk_id": "c1:" + "3" * 32, "chunk_text": "Refunds take ten days.",
+         "relevance": 1},
+    ]
+    outcomes = []
+    for kind in (drift.LiveChunk, Chunk):
+        corpus = drift.Corpus([kind(*row) for row in rows], "new", "c")
+        result = drift.classify(labels, corpus)
+        fixed, moved = drift.fix([goldkeeper.Judgment.model_validate(label) for label in labels], result)
+        queue = drift.rejudgment_queue(labels, result, corpus)
+        outcomes.append((result.findings, result.summary, [j.model_dump() for j in fixed], moved, queue))
+    assert outcomes[0] == outcomes[1]
+    assert [f["status"] for f in outcomes[0][0]] == ["VALID", "RE_ANCHORABLE", "SPLIT", "MERGED", "ORPHANED"]

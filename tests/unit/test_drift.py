@@ -145,3 +145,21 @@ def test_the_public_drift_api_reads_fixes_and_queues(tmp_path):
         assert moved == 3 and all(isinstance(j, goldkeeper.Judgment) for j in fixed)
         assert goldkeeper.classify_drift(fixed, corpus).summary["valid"] == len(labels)
         assert [i["status"] for i in goldkeeper.rejudgment_queue(labels, result, corpus)] == ["MERGED", "MERGED"]
+
+
+def test_chunks_are_ordered_as_order_says_with_or_without_ordinals():
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from goldkeeper.core.drift import _in_order
+    from goldkeeper.io.fastjson import Chunk
+
+    chunks = st.builds(lambda kind, cid, ordinal: kind(cid, "d", ordinal, "t"), st.sampled_from([LiveChunk, Chunk]),
+                       st.sampled_from(["c1:a", "c1:b", "c1:c"]), st.none() | st.integers(0, 3))
+
+    @settings(max_examples=300, deadline=None)
+    @given(st.lists(chunks, max_size=8))
+    def check(items):
+        assert _in_order(items) == sorted(items, key=LiveChunk.order)
+
+    check()

@@ -32,6 +32,7 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import islice
+from operator import attrgetter
 from typing import Annotated, Any, Protocol
 
 from pydantic import ConfigDict, Field, TypeAdapter, ValidationError
@@ -415,6 +416,19 @@ class _Document:
             i += 1
 
 
+_ORDINAL_THEN_ID = attrgetter("ordinal", "chunk_id")
+
+
+def _in_order(chunks: list[LiveChunk]) -> list[LiveChunk]:
+    """``chunks`` sorted by ``LiveChunk.order``. Keyed in C by (ordinal, chunk_id) when every
+    ordinal is known, or none is (the same order); a document mixing the two cannot be
+    sorted so without comparing None with a number, which raises, and takes the method."""
+    try:
+        return sorted(chunks, key=_ORDINAL_THEN_ID)
+    except TypeError:
+        return sorted(chunks, key=LiveChunk.order)
+
+
 def _texts(chunks: list[LiveChunk]) -> tuple[list[LiveChunk], list[str]]:
     """The chunks that have text, and their texts in comparable form."""
     chunks = [chunk for chunk in chunks if chunk.text is not None]
@@ -717,7 +731,7 @@ def _classify(rows: list[Mapping[str, Any]], corpus: ChunkSource, progress: Call
             if chunk.doc_uri in by_doc:
                 by_doc[chunk.doc_uri].append(chunk)
         for doc_uri, positions in pending.items():
-            chunks, pieces = _texts(sorted(by_doc[doc_uri], key=LiveChunk.order))
+            chunks, pieces = _texts(_in_order(by_doc[doc_uri]))
             wanted = {position: _comparable(rows[position]["chunk_text"]) for position in positions}
             rest = positions
             if len(positions) * (sum(map(len, pieces)) + len(pieces)) <= _SCAN_BUDGET:
@@ -973,7 +987,7 @@ def rejudgment_queue(
         elif row["doc_uri"] in by_doc and row.get("chunk_text"):
             index = indexes.get(row["doc_uri"])
             if index is None:
-                index = indexes[row["doc_uri"]] = _WordIndex(sorted(by_doc[row["doc_uri"]], key=LiveChunk.order))
+                index = indexes[row["doc_uri"]] = _WordIndex(_in_order(by_doc[row["doc_uri"]]))
             found = index.best(row["chunk_text"], candidates)
         if row.get("chunk_text") and found and found[0][0] is None:
             wanted = _words(row["chunk_text"])

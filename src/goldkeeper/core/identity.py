@@ -29,7 +29,9 @@ WHITESPACE = (
 
 def normalize(text: str) -> str:
     """NFC, then ``\\r\\n`` and ``\\r`` to ``\\n``, then strip Unicode White_Space at both ends."""
-    normalized = unicodedata.normalize("NFC", text)
+    # ASCII is its own NFC; ``isascii`` reads a flag, where NFC's quick check reads every
+    # character (half of this function's time on 200,000 chunks of prose).
+    normalized = text if text.isascii() else unicodedata.normalize("NFC", text)
     if "\r" in normalized:
         normalized = normalized.replace("\r\n", "\n").replace("\r", "\n")
     return normalized.strip(WHITESPACE)

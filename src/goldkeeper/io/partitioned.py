@@ -31,7 +31,6 @@ import pickle
 from array import array
 from collections.abc import Iterator, Sequence
 from contextlib import ExitStack
-from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -125,7 +124,8 @@ def _source_chunks(corpus: ShardedCorpus | Corpus, shards: Sequence[int]) -> Ite
     re-encoded; every shard is checked against its manifest as it is read."""
     if isinstance(corpus, Corpus):
         for chunk in corpus:
-            chunk = replace(chunk, text_sha=chunk.sha())  # hashed once, for the line and the keys
+            # Hashed once, for the line and the keys (a corpus.json's chunks may be io's Chunk).
+            chunk = LiveChunk(chunk.chunk_id, chunk.doc_uri, chunk.ordinal, chunk.text, chunk.sha(), chunk.start_index)
             yield chunk, _chunk_line(chunk)
         return
     for index in shards:
