@@ -117,3 +117,40 @@ def test_the_manifest_fits_its_schema(tmp_path):
     jsonschema.validate(manifest, json.loads((SCHEMAS / "snapshot-manifest.schema.json").read_text()))
     jsonschema.validate(json.loads((tmp_path / "manifest.json").read_text()),
                         json.loads((SCHEMAS / "snapshot-manifest.schema.json").read_text()))
+
+
+@pytest.mark.parametrize("content", [
+    b"",
+    b"not json",
+    b'{"chunks": [{"chunk_id": "", "doc_uri": "d"}]}',
+    b'{"chunks": [{"chunk_id": "c1:x", "doc_uri": "d", "ordinal": -1}]}',
+    b'{"corpus_fingerprint": "f", "chunks": [{"chunk_id": "c1:x", "doc_uri": "d", "text": "caf\xc3\xa9"}]}',
+])
+def test_a_mapped_corpus_json_reads_as_its_bytes_do(tmp_path, content):
+    """open_corpus maps a local corpus.json; what it gives, or the error it words, is what
+    core's reader gives for the same bytes."""
+    from tests.unit.test_corpus_json import _facts
+
+    path = tmp_path / "corpus.json"
+    path.write_bytes(content)
+    outcomes = []
+    for read in (lambda: open_corpus(str(path)), lambda: parse_corpus(content, str(path))):
+        try:
+            outcomes.append(_facts(read()))
+        except InputError as error:
+            outcomes.append(("error", str(error)))
+    assert outcomes[0] == outcomes[1]
+
+
+def test_read_view_maps_local_files_and_reads_the_rest(tmp_path):
+    from goldkeeper.io.files import read_view
+
+    path = tmp_path / "data.json"
+    path.write_bytes(b'{"a": 1}')
+    with read_view(str(path)) as view:
+        assert isinstance(view, memoryview) and bytes(view) == b'{"a": 1}'
+    with read_view(f"file://{path}") as view:
+        assert bytes(view) == b'{"a": 1}'
+    path.write_bytes(b"")
+    with read_view(str(path)) as view:
+        assert view == b""

@@ -90,7 +90,7 @@ class _CorpusJson(TypedDict, total=False):
 _CORPUS = msgspec.json.Decoder(_CorpusJson)
 
 
-def corpus_json(data: bytes) -> Corpus | None:
+def corpus_json(data: bytes | memoryview) -> Corpus | None:
     """The spec's corpus.json, decoded into checked ``Chunk``s; None if refused."""
     try:
         payload = _CORPUS.decode(data)

@@ -28,6 +28,7 @@ from goldkeeper.io.files import (
     open_read,
     open_write_atomic,
     read_bytes,
+    read_view,
     remove_quietly,
     source_name,
 )
@@ -176,9 +177,11 @@ def open_corpus(url: str) -> Corpus | ShardedCorpus:
         return ShardedCorpus(url)
     if url != "-" and _is_dir(url):
         return ShardedCorpus(_join(url, MANIFEST))
-    data = read_bytes(url)
-    corpus = corpus_json(data)
-    return corpus if corpus is not None else parse_corpus(data, source_name(url))
+    with read_view(url) as data:
+        corpus = corpus_json(data)
+        if corpus is None:  # core reads and words it
+            corpus = parse_corpus(bytes(data), source_name(url))
+    return corpus
 
 
 def write_sharded_snapshot(
