@@ -161,3 +161,33 @@ def test_the_brute_force_itself_sees_each_status():
     seen.add(brute_classify({"doc_uri": "doc://a", "chunk_id": old[0].chunk_id, "chunk_text": old[0].text}, gone)[0])
     assert seen == {"RE_ANCHORABLE", "MERGED", "SPLIT", "ORPHANED"}
     assert unicodedata.is_normalized("NFC", collapse(" a \n b "))
+
+
+@st.composite
+def neighbours(draw):
+    """Chunks of a text cut at random places, with random overlaps (or gaps), start offsets
+    kept, dropped or wrong, and the pieces sometimes short, repeated or word-aligned."""
+    text = " ".join(draw(st.lists(st.sampled_from(WORDS + ["x", "ab"]), min_size=1, max_size=40)))
+    cuts = sorted(draw(st.sets(st.integers(0, len(text)), max_size=8)) | {0, len(text)})
+    chunks = []
+    for ordinal, (start, end) in enumerate(zip(cuts, cuts[1:])):
+        start = max(0, start - draw(st.integers(0, 12)))  # overlap with the previous piece
+        piece = text[start:end].strip()
+        if not piece:
+            continue
+        offsets = draw(st.sampled_from(["kept", "none", "shifted"]))
+        start_index = {"kept": start, "none": None, "shifted": start + draw(st.integers(-3, 3))}[offsets]
+        chunks.append(LiveChunk(f"c1:{ordinal}", "d", ordinal, piece, None,
+                                start_index if start_index is None or start_index >= 0 else None))
+    return chunks
+
+
+@settings(max_examples=600, deadline=None)
+@given(neighbours())
+def test_a_seamless_document_is_the_one_stitched_seam_by_seam(chunks):
+    chunks, pieces, spaced = drift._texts(chunks)
+    seamless = drift._seamless(chunks, pieces, spaced)
+    if seamless is not None:
+        stitched = drift._stitched(chunks, pieces)
+        assert (seamless.text, seamless.starts, seamless.ends, seamless.chunks, seamless.floor) == (
+            stitched.text, stitched.starts, stitched.ends, stitched.chunks, stitched.floor)
