@@ -33,15 +33,18 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import islice
 from operator import attrgetter
-from typing import Annotated, Any, Protocol
+from typing import TYPE_CHECKING, Annotated, Any, Protocol
 
-from pydantic import ConfigDict, Field, TypeAdapter, ValidationError
-from pydantic_core import from_json
 from typing_extensions import Required, TypedDict
 
 from goldkeeper.core.identity import chunk_id, normalize, normalized_sha, text_sha
 from goldkeeper.errors import InputError, describe_value
-from goldkeeper.models.judgment import Judgment
+
+if TYPE_CHECKING:
+    from goldkeeper.models.judgment import Judgment
+
+# pydantic and the Judgment model load on first use (parse_corpus, fix): classify itself
+# needs neither, and importing them took 75 ms of `goldkeeper drift`'s start.
 
 __all__ = [
     "ChunkSource",
@@ -184,13 +187,25 @@ def _count(raw: Mapping[str, Any], name: str, source: str, line: int | None, whe
 
 
 class _CorpusJson(TypedDict, total=False):
-    __pydantic_config__ = ConfigDict(strict=True)  # type: ignore[misc]
+    __pydantic_config__ = {"strict": True}  # pydantic's ConfigDict: a dict
     corpus_fingerprint: str | None
     chunker_fingerprint: str | None
     chunks: Required[list[LiveChunk]]
 
 
-_CORPUS_JSON: TypeAdapter[_CorpusJson] | None = None
+_CORPUS_JSON: Any = None
+
+
+def _corpus_adapter() -> Any:
+    """pydantic's validator of ``_CorpusJson``, built on first use. (``LiveChunk``'s
+    annotations name ``Field``, bound here before pydantic reads them.)"""
+    global _CORPUS_JSON
+    if _CORPUS_JSON is None:
+        from pydantic import Field, TypeAdapter
+
+        globals()["Field"] = Field
+        _CORPUS_JSON = TypeAdapter(_CorpusJson)
+    return _CORPUS_JSON
 
 
 def parse_corpus(data: bytes | str, source: str = "corpus") -> Corpus:
@@ -200,13 +215,12 @@ def parse_corpus(data: bytes | str, source: str = "corpus") -> Corpus:
     ``LiveChunk``s (0.53 s against 0.72 s for 200,000 chunks). Anything it refuses, and any
     text that spells NaN or Infinity (which its parser would accept outside the checked
     fields), is read again field by field, which words the error or gives the same chunks."""
-    global _CORPUS_JSON
+    from pydantic import ValidationError
+
     raw = data.encode("utf-8") if isinstance(data, str) else data
     if b"NaN" not in raw and b"Infinity" not in raw:
-        if _CORPUS_JSON is None:
-            _CORPUS_JSON = TypeAdapter(_CorpusJson)
         try:
-            payload = _CORPUS_JSON.validate_json(raw)
+            payload = _corpus_adapter().validate_json(raw)
         except ValidationError:
             pass
         else:
@@ -215,6 +229,8 @@ def parse_corpus(data: bytes | str, source: str = "corpus") -> Corpus:
 
 
 def _parse_corpus_fields(data: bytes | str, source: str) -> Corpus:
+    from pydantic_core import from_json
+
     try:
         payload = from_json(data, allow_inf_nan=False)
     except ValueError as error:
@@ -550,7 +566,8 @@ def _better(chunk: LiveChunk, current: LiveChunk | None) -> bool:
 
 
 def _row(judgment: Judgment | Mapping[str, Any]) -> Mapping[str, Any]:
-    return judgment.__dict__ if isinstance(judgment, Judgment) else judgment
+    """A label's fields: a row as it is, a ``Judgment``'s own (pydantic keeps them in ``__dict__``)."""
+    return judgment if isinstance(judgment, Mapping) else judgment.__dict__
 
 
 def _label_sha(row: Mapping[str, Any]) -> tuple[str | None, bool]:
@@ -912,6 +929,8 @@ def fix(judgments: Iterable[Judgment], result: DriftResult) -> tuple[list[Judgme
     touched: a fix never invents ground truth. Fixing a fixed set changes nothing, since every
     moved label is then VALID. Returns the labels and how many moved.
     """
+    from goldkeeper.models.judgment import Judgment
+
     out: list[Judgment] = []
     moved = 0
     for judgment, finding in zip(judgments, result.findings, strict=True):

@@ -21,12 +21,17 @@ import unicodedata
 from collections.abc import Callable, Iterable, Iterator
 from typing import Annotated, Any
 
-from pydantic import ConfigDict, Field, StringConstraints, TypeAdapter
-from pydantic_core import from_json
+from typing import TYPE_CHECKING
+
 from typing_extensions import NotRequired, TypedDict
 
 from goldkeeper.errors import InputError, describe_value
-from goldkeeper.models.judgment import Judgment
+
+if TYPE_CHECKING:
+    from goldkeeper.models.judgment import Judgment
+
+# pydantic (and the Judgment model) load on first use: reading labels with an io decoder
+# never needs them, and importing them took 75 ms of `goldkeeper drift`'s start.
 
 __all__ = [
     "MAX_RELEVANCE",
@@ -195,6 +200,8 @@ def decode_jsonl(
     unless ``allow_empty``. Lines may be bytes (decoded as UTF-8 by pydantic-core, which
     checks the encoding) or str.
     """
+    from pydantic_core import from_json
+
     number, decoded = first_line - 1, 0
     for number, raw in enumerate(lines, start=first_line):
         is_bytes = isinstance(raw, bytes)
@@ -327,13 +334,11 @@ def iter_judgment_rows(
         yield number, _check_row(value, source, number)
 
 
-_NE_STR = Annotated[str, StringConstraints(min_length=1)]
-
-
 class _Row(TypedDict):
-    """The per-line checks above, compiled by pydantic-core to run over a block at once."""
+    """The per-line checks above, compiled by pydantic-core to run over a block at once.
+    (Its annotations name ``_NE_STR`` and ``Field``, bound by ``_rows_adapter``.)"""
 
-    __pydantic_config__ = ConfigDict(extra="allow", strict=True)  # type: ignore[misc]
+    __pydantic_config__ = {"extra": "allow", "strict": True}  # pydantic's ConfigDict: a dict
     query_id: _NE_STR
     query: NotRequired[str]
     doc_uri: _NE_STR
@@ -348,7 +353,18 @@ class _Row(TypedDict):
     notes: NotRequired[str]
 
 
-_ROWS = TypeAdapter(list[_Row])
+_ROWS: Any = None
+
+
+def _rows_adapter() -> Any:
+    """pydantic's validator of a list of ``_Row``, built on first use."""
+    global _ROWS
+    if _ROWS is None:
+        from pydantic import Field, StringConstraints, TypeAdapter
+
+        globals().update(Field=Field, _NE_STR=Annotated[str, StringConstraints(min_length=1)])
+        _ROWS = TypeAdapter(list[_Row])
+    return _ROWS
 
 
 #: Decodes a block of whole JSON lines into rows with the checks of ``_Row`` (extra keys may be
@@ -359,7 +375,7 @@ BlockDecoder = Callable[[bytes], "list[dict[str, Any]] | None"]
 def decode_block(body: bytes) -> list[dict[str, Any]] | None:
     """``_Row``'s checks over a block in one pydantic-core call, extra keys kept; or None."""
     try:
-        return _ROWS.validate_json(b"[" + body.replace(b"\n", b",") + b"]")
+        return _rows_adapter().validate_json(b"[" + body.replace(b"\n", b",") + b"]")
     except ValueError:  # pydantic's ValidationError is a ValueError
         return None
 
@@ -447,6 +463,8 @@ def iter_judgment_blocks(
 
 def iter_judgments(lines: Iterable[bytes | str], source: str = "judgments") -> Iterator[Judgment]:
     """Stream ``Judgment`` models from JSONL lines."""
+    from goldkeeper.models.judgment import Judgment
+
     for _, row in iter_judgment_rows(lines, source):
         # Fields were checked with messages of our own, so no second validation pass.
         yield Judgment.model_construct(**row)

@@ -14,9 +14,12 @@ import tempfile
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from goldkeeper.core.judgments import dump_judgments, iter_judgments
+from typing import TYPE_CHECKING
+
 from goldkeeper.errors import InputError, StorageError
-from goldkeeper.models.judgment import Judgment
+
+if TYPE_CHECKING:
+    from goldkeeper.models.judgment import Judgment
 
 __all__ = [
     "decode_utf8",
@@ -267,11 +270,15 @@ def remove_quietly(url: str) -> None:
 
 def read_judgments(url: str) -> list[Judgment]:
     """Read and type-check a judgments JSONL file by path or URL."""
+    from goldkeeper.core.judgments import iter_judgments
+
     return list(iter_judgments(iter_lines(url), source_name(url)))
 
 
 def write_judgments(url: str, judgments: Iterable[Judgment]) -> None:
     """Write judgments canonically and atomically."""
+    from goldkeeper.core.judgments import dump_judgments
+
     write_bytes_atomic(url, dump_judgments(judgments).encode("utf-8"))
 
 

@@ -17,7 +17,6 @@ import json
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
-from pydantic_core import from_json
 
 from goldkeeper.core.drift import Corpus, LiveChunk, chunk_from_dict, parse_corpus, snapshot_rows
 from goldkeeper.errors import InputError, describe_value
@@ -90,6 +89,8 @@ class ShardedCorpus:
         builds chunks without checking fields again. Hashes and counts are always verified."""
         self.url = manifest_url
         self.checked = checked
+        from pydantic_core import from_json  # (only sharded snapshots need it: loaded here)
+
         source = source_name(manifest_url)
         try:
             payload = from_json(read_bytes(manifest_url), allow_inf_nan=False)
@@ -134,6 +135,8 @@ class ShardedCorpus:
     def parsed_lines(self, index: int) -> Iterator[tuple[int, bytes, Any]]:
         """(line number, line as stored, its JSON value) of one shard; a line that is not JSON
         is an ``InputError`` naming the shard and the line."""
+        from pydantic_core import from_json
+
         source = source_name(self.shard_url(index))
         for line_number, line in self.shard_lines(index):
             try:
