@@ -718,11 +718,8 @@ def drift(
 
     Exit 1 when the share of labels that no longer match (without --fix) or that still need a
     person (with it) exceeds --max-invalid (default 0)."""
-    from goldkeeper.core.drift import fix as fix_labels
-    from goldkeeper.core.judgments import dump_judgments
     from goldkeeper.io.drifting import classify_url
     from goldkeeper.io.files import write_bytes_atomic
-    from goldkeeper.models.judgment import Judgment
 
     fix = fix or in_place
     if in_place and out:
@@ -738,6 +735,10 @@ def drift(
     labels_count = len(result.findings)
     moved = 0
     if fix:
+        from goldkeeper.core.drift import fix as fix_labels
+        from goldkeeper.core.judgments import dump_judgments
+        from goldkeeper.models.judgment import Judgment  # pydantic: only a fix needs the model
+
         labels = [Judgment.model_construct(**row) for row in rows]
         fixed, moved = fix_labels(labels, result)
         if moved:

@@ -60,6 +60,21 @@ def test_checking_commands_do_not_load_prefect(argv):
     assert not any(m == "fsspec" or m.startswith("fsspec.") for m in loaded)
 
 
+def test_drift_runs_without_numpy_or_pydantic():
+    """Drift's path (CLI, msgspec readers, classify) loads neither: numpy only for anchors in
+    very long documents, pydantic only for the fallback readers and a fix. Each cost 50 to 75
+    ms of every drift's start."""
+    code = (
+        "import sys\nfrom goldkeeper.cli import main\n"
+        f"sys.argv = ['goldkeeper', 'drift', '-j', {str(FIXTURES / 'drift' / 'judgments.jsonl')!r}, "
+        f"'-c', {str(FIXTURES / 'drift' / 'corpus.json')!r}, '--format', 'json']\n"
+        "try:\n    main()\nexcept SystemExit as done:\n    assert done.code in (0, 1), done.code\n"
+    )
+    loaded = _modules_after(code)
+    assert "goldkeeper.core.drift" in loaded
+    assert not {m.split(".")[0] for m in loaded} & {"numpy", "pydantic", "pydantic_core"}
+
+
 def test_version_prints_the_package_version():
     import goldkeeper
 

@@ -33,10 +33,13 @@ PARALLEL_MIN_BYTES = 2 << 20
 _LEFT: list[Any] = []  # (in the forked child only) what is left for the process's exit
 
 
-def _rows(path: str, source: str, start_at: int, stop: int, first_line: int) -> list[dict[str, Any]]:
+def _rows(url: str, source: str, start_at: int = 0, stop: int | None = None,
+          first_line: int = 1) -> list[dict[str, Any]]:
+    """The checked rows of a judgments file, or of bytes [start_at, stop) of a local one (a
+    half: an empty one is allowed, the caller words a file of blank lines)."""
     rows: list[dict[str, Any]] = []
-    for block in judgment_blocks(iter_blocks(path, start=start_at, stop=stop), source,
-                                 first_line=first_line, allow_empty=True):
+    for block in judgment_blocks(iter_blocks(url, start=start_at, stop=stop), source,
+                                 first_line=first_line, allow_empty=stop is not None):
         rows.extend(block)
     return rows
 
@@ -72,10 +75,8 @@ def classify_url(
     size = os.path.getsize(path) if path is not None and os.path.isfile(path) else 0
     mid = midpoint(path, size) if path is not None and size >= PARALLEL_MIN_BYTES else 0
     if not (path and mid and can_fork() and workers > 1):
-        from goldkeeper.io.loading import load_label_rows  # scoring's reader: numpy, models
-
         corpus = open_corpus(corpus_url)
-        rows, _ = load_label_rows(judgments_url, "jsonl")
+        rows = _rows(judgments_url, source)
         return rows, classify(rows, corpus, progress=progress), corpus
     if is_local(corpus_url):
         # Each process reads a local snapshot itself, both at once: an inherited one would
@@ -107,9 +108,7 @@ def classify_url(
     more, result, findings = second.result()
     result.findings = msgspec.msgpack.decode(findings)
     if not rows and not result.findings:
-        from goldkeeper.io.loading import load_label_rows
-
-        load_label_rows(judgments_url, "jsonl")  # only blank lines: the one-pass reader words it
+        _rows(judgments_url, source)  # only blank lines: the whole file's reader words it
     if more:
         rows.extend(more)
     return rows, concat_results(first, result), corpus
