@@ -718,8 +718,15 @@ def _classify(rows: list[Mapping[str, Any]], corpus: ChunkSource, progress: Call
     by_text: dict[str, str] = {}  # normalized label text -> its hash
     hash_only = False  # some label is found by a stored hash alone: every chunk's hash is needed
     shas: list[tuple[str | None, bool]] = []
+    live: set[str] = set()
+    in_memory = isinstance(corpus, Corpus)
+    if in_memory:
+        # The live labels first, whose texts then need no hash (a VALID label is looked up no
+        # further): 0.03 s of 50,000 bench labels. A streamed corpus finds them in its pass.
+        live = {row["chunk_id"] for row in rows if row.get("chunk_id") is not None}.intersection(
+            [chunk.chunk_id for chunk in corpus.chunks])
     for row in rows:
-        if row.get("chunk_id") is None:
+        if row.get("chunk_id") is None or row["chunk_id"] in live:
             shas.append((None, False))
             continue
         sha, mismatch, normal = _label_key(row)
@@ -732,7 +739,6 @@ def _classify(rows: list[Mapping[str, Any]], corpus: ChunkSource, progress: Call
             else:
                 by_text[normal] = sha
 
-    live: set[str] = set()
     documents: set[str] = set()
     best_any: dict[str, LiveChunk] = {}
     best_in_doc: dict[tuple[str, str], LiveChunk] = {}
@@ -743,7 +749,8 @@ def _classify(rows: list[Mapping[str, Any]], corpus: ChunkSource, progress: Call
         seen += len(batch)
         if progress is not None:
             progress(seen)
-        live.update(label_ids.intersection([chunk.chunk_id for chunk in batch]))
+        if not in_memory:
+            live.update(label_ids.intersection([chunk.chunk_id for chunk in batch]))
         documents.update([chunk.doc_uri for chunk in batch])
         if hash_only:
             keys = [chunk.sha() for chunk in batch]
