@@ -876,9 +876,12 @@ def queue_apply(
 
 def _quiet_prefect() -> None:
     """Nothing leaves the machine from goldkeeper's own commands: Prefect's telemetry and the
-    server's analytics are off unless the user turned them on explicitly."""
+    server's analytics are off unless the user turned them on explicitly. And a temporary
+    server (no API URL configured, as on a fresh machine) gets 120 s to start, not Prefect's
+    20: on a busy 2-core machine `demo` failed with exit 3 waiting for it."""
     os.environ.setdefault("DO_NOT_TRACK", "1")
     os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
+    os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "120")
 
 
 @app.command("emit-reindex")

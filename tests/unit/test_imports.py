@@ -99,9 +99,11 @@ def test_flow_commands_turn_prefect_telemetry_off_unless_the_user_chose(monkeypa
     from goldkeeper.cli import _quiet_prefect
 
     monkeypatch.delenv("DO_NOT_TRACK", raising=False)
+    monkeypatch.delenv("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", raising=False)
     monkeypatch.setenv("PREFECT_SERVER_ANALYTICS_ENABLED", "true")  # an explicit choice is kept
     _quiet_prefect()
     import os
 
     assert os.environ["DO_NOT_TRACK"] == "1"
     assert os.environ["PREFECT_SERVER_ANALYTICS_ENABLED"] == "true"
+    assert os.environ["PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS"] == "120"
