@@ -161,8 +161,8 @@ def read_view(url: str) -> Iterator[bytes | memoryview]:
     chunks of corpus.json decoded in 0.17 s against 0.23 s read, a third fewer page faults),
     anything else read whole. The view is valid inside the block only; what is decoded from
     it must not keep it (decoded strings are copies). A file replaced by rename meanwhile
-    stays readable; one truncated in place while mapped is the one hazard, as for any
-    reader of a file being rewritten under it."""
+    stays readable (goldkeeper's own writers replace by rename); one truncated in place while
+    mapped ends the process with SIGBUS, where a reader would have read a torn file."""
     path = local_path(url) if url != "-" and is_local(url) else None
     if path is None or not os.path.isfile(path) or os.path.getsize(path) == 0:
         yield read_bytes(url)
