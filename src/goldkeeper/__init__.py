@@ -41,8 +41,8 @@ if TYPE_CHECKING:
     from goldkeeper.core.validation import Issue, ValidationResult, validate
     from goldkeeper.models import Chunk, CorpusSnapshot, Judgment, Measurement, Report, RunEntry
 
-# Every name loads its module on first use: a command imports only what it runs (drift never
-# loads numpy, `--version` neither numpy nor pydantic). Name -> (module, name there).
+# Every name loads its module on first use: a command imports only what it runs (`--version`
+# loads neither numpy nor pydantic, drift neither at start). Name -> (module, name there).
 _LAZY = {
     **{name: ("goldkeeper.core.identity", name) for name in ("chunk_id", "normalize", "text_sha")},
     **{name: ("goldkeeper.core.judgments", name) for name in ("dump_judgments", "parse_judgments")},
