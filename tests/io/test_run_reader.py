@@ -8,6 +8,7 @@ import random
 
 import pytest
 
+from goldkeeper.core.scoring import pack_run
 from goldkeeper.errors import InputError
 from goldkeeper.io import loading
 from goldkeeper.io.loading import RunReader, load_run_prefixes
@@ -32,7 +33,7 @@ def _same(url, depth=10):
     halved, sha = RunReader(str(url), None, depth).result()
     whole, whole_sha = load_run_prefixes(str(url), None, depth)
     assert sha == whole_sha
-    assert list(halved) == list(whole)
+    assert halved == whole
     return halved
 
 
@@ -122,17 +123,17 @@ def test_a_missing_or_unreadable_run_is_a_storage_error(tmp_path):
     [("q\ud800", ["\udfff"])],  # lone surrogates from JSON escapes survive
     [("", [""])],
 ])
-def test_run_prefixes_survive_the_trip_between_processes(rows):
+def test_run_heads_survive_the_trip_between_processes(rows):
     import pickle
 
-    from goldkeeper.io.loading import RunPrefixes
+    from goldkeeper.core.scoring import RunHeads
 
-    packed = RunPrefixes()
+    packed = RunHeads(10)
     for query_id, ranking in rows:
-        packed.append(query_id, ranking)
+        packed.add(query_id, ranking)
     back = pickle.loads(pickle.dumps(packed, protocol=pickle.HIGHEST_PROTOCOL))
-    assert (back.strings, back.lengths) == (packed.strings, packed.lengths)
-    assert [tuple(r) for r in back] == [(q, r) for q, r in rows]
+    assert back == packed and back.depth == 10
+    assert list(back) == [(q, r) for q, r in rows]
 
 
 @pytest.mark.parametrize("change", ["none", "duplicate query across blocks", "bad line in a later block",
@@ -161,11 +162,11 @@ def test_a_whole_run_read_by_blocks_equals_the_line_reader(change, tmp_path, mon
             packed, sha = read()
         except InputError as error:
             return str(error)
-        return packed.strings, packed.lengths, sha
+        return packed, sha
 
     def by_lines():
         entries, hashed = loading.load_run(str(path))
-        return loading._pack(entries, 2), hashed.hexdigest()
+        return pack_run(entries, 2), hashed.hexdigest()
 
     blocks = outcome(lambda: load_run_prefixes(str(path), None, 2))
     assert blocks == outcome(by_lines)

@@ -44,7 +44,7 @@ def _read(judgments: Path, run: Path, split: bool, monkeypatch) -> object:
     q = got.qrels
     return (got.validation.model_dump(), [(k, list(v.items())) for k, v in q.grades.items()],
             list(q.stratum.items()), sorted(q.stratum_conflicts.items()), q.stratified,
-            got.judgments_sha, got.run.strings, got.run.lengths, got.run_sha)
+            got.judgments_sha, got.run, got.run_sha)
 
 
 CASES = {

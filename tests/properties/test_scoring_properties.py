@@ -76,3 +76,52 @@ def test_qrels_merged_from_two_parts_equal_qrels_of_the_whole(rows, data):
     cut = data.draw(st.integers(0, len(rows)))
     merged = merge_qrels(build_qrels(rows[:cut]), build_qrels(rows[cut:]))
     assert _grouped(merged) == _grouped(build_qrels(rows))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["q1", "q2", "q3", "q4", "q5"]),
+                          st.lists(st.sampled_from(DOCS), max_size=15)), max_size=6, unique_by=lambda e: e[0]),
+       st.integers(1, 12))
+def test_run_heads_hold_each_rankings_first_distinct_keys_and_its_repeats(entries, depth):
+    """pack_run's inline path and RunHeads.add (top_keys) agree, entry by entry."""
+    from goldkeeper.core.scoring import RunHeads, pack_run, top_keys
+
+    heads = pack_run([goldkeeper.RunEntry(query_id=q, ranking=r) for q, r in entries], depth)
+    one_by_one = RunHeads(depth)
+    for query_id, ranking in entries:
+        one_by_one.add(query_id, ranking)
+    assert heads == one_by_one
+    assert list(heads) == [(q, top_keys(r, depth)[0]) for q, r in entries]
+    assert heads.repeated == [q for q, r in entries if top_keys(r, depth)[1]]
+
+
+@settings(max_examples=200, deadline=None)
+@given(case(), st.data())
+def test_a_strata_value_is_the_mean_of_its_queries_values(data, draw):
+    """per_stratum comes from the per-query values (one stable sort by stratum), not by
+    re-scoring: each stratum's n and means are those of its scored queries."""
+    labels, run = data
+    names = {label.query_id: draw.draw(st.sampled_from(["b", "a", "c"])) for label in labels}
+    labels = [label.model_copy(update={"stratum": names[label.query_id]}) for label in labels]
+    result = score(labels, run, k=[1, 5])
+    assert result.per_stratum is not None and sorted(result.per_stratum) == sorted(set(names.values()))
+    for name, stratum in result.per_stratum.items():
+        members = [q for q in result.per_query if names[q] == name]
+        assert stratum.n == len(members)
+        for metric, measurement in stratum.metrics.items():
+            mean = sum(result.per_query[q][metric] for q in members) / len(members)
+            assert abs(measurement.value - mean) < 1e-9
+
+
+def test_query_values_refuses_a_query_given_twice_and_heads_cut_elsewhere():
+    import pytest
+
+    from goldkeeper.core.scoring import build_qrels, pack_run, query_values
+
+    qrels = build_qrels([{"query_id": "q1", "doc_uri": "d1", "relevance": 1}])
+    twice = [goldkeeper.RunEntry(query_id="q1", ranking=["d1"]), goldkeeper.RunEntry(query_id="q1", ranking=["d2"])]
+    with pytest.raises(ValueError, match="more than one entry for query q1"):
+        query_values(qrels, twice, [5])
+    with pytest.raises(ValueError, match="cut at depth 10, the cutoffs need 5"):
+        query_values(qrels, pack_run(twice[:1], 10), [5])
+    assert query_values(qrels, pack_run(twice[:1], 5), [1, 5]).values

@@ -83,3 +83,17 @@ def test_absorb_equals_one_pass_and_refuses_interacting_halves():
     clash_b.add_many([rows[0]])
     assert not clash_a.absorb(clash_b)
     assert clash_a.result().labels == 5  # unchanged
+
+
+def test_rows_that_are_mappings_but_not_dicts_validate_as_dicts():
+    """The column path maps dict.get in C; other mappings are copied to dicts first."""
+    from types import MappingProxyType
+
+    from goldkeeper.core.validation import validate
+
+    rows = [{"query_id": "q1", "doc_uri": "d1", "relevance": 1, "labeled_by": "human:a", "stratum": "s"},
+            {"query_id": "q1", "doc_uri": "d1", "relevance": 2, "query": "x"},
+            {"query_id": "q2", "doc_uri": "d2", "relevance": 0, "chunk_id": "bad"}]
+    assert validate([MappingProxyType(r) for r in rows]) == validate(rows)
+    assert validate([MappingProxyType(r) for r in rows[2:]]) == validate(rows[2:])
+    assert [i.code for i in validate(rows).issues][:2] == ["duplicate-label", "bad-chunk-id"]

