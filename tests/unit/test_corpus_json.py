@@ -10,7 +10,7 @@ import pytest
 
 from goldkeeper.core import drift
 from goldkeeper.errors import InputError
-from goldkeeper.io.fastjson import Chunk, corpus_json
+from goldkeeper.io.snapshots import Chunk, corpus_json
 
 GOOD = {"chunk_id": "c1:" + "a" * 32, "doc_uri": "doc://a", "ordinal": 0, "text": "Refunds take 5 days."}
 

@@ -152,7 +152,7 @@ def test_chunks_are_ordered_as_order_says_with_or_without_ordinals():
     from hypothesis import strategies as st
 
     from goldkeeper.core.drift import _in_order
-    from goldkeeper.io.fastjson import Chunk
+    from goldkeeper.io.snapshots import Chunk
 
     chunks = st.builds(lambda kind, cid, ordinal: kind(cid, "d", ordinal, "t"), st.sampled_from([LiveChunk, Chunk]),
                        st.sampled_from(["c1:a", "c1:b", "c1:c"]), st.none() | st.integers(0, 3))

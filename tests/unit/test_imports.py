@@ -76,6 +76,17 @@ def test_drift_runs_without_numpy_or_pydantic():
     assert not {m.split(".")[0] for m in loaded} & {"numpy", "pydantic", "pydantic_core"}
 
 
+@pytest.mark.parametrize("module", ["goldkeeper.io.loading", "goldkeeper.io.scan", "goldkeeper.core.grouped",
+                                    "goldkeeper.core.validation", "goldkeeper.core.gates", "goldkeeper.core.runs",
+                                    "goldkeeper.core.qrels"])
+def test_the_readers_and_gate_parsing_import_neither_numpy_nor_pydantic(module):
+    """Reading labels and runs and parsing gates load numpy and pydantic only where they use
+    them (the validation result, the report, TREC runs, scoring)."""
+    loaded = _modules_after(f"import {module}")
+    assert module in loaded
+    assert not {m.split(".")[0] for m in loaded} & {"numpy", "pydantic", "pydantic_core"}
+
+
 def test_version_prints_the_package_version():
     import goldkeeper
 

@@ -97,3 +97,20 @@ def test_rows_that_are_mappings_but_not_dicts_validate_as_dicts():
     assert validate([MappingProxyType(r) for r in rows]) == validate(rows)
     assert validate([MappingProxyType(r) for r in rows[2:]]) == validate(rows[2:])
     assert [i.code for i in validate(rows).issues][:2] == ["duplicate-label", "bad-chunk-id"]
+
+
+def test_a_validator_sent_between_processes_comes_back_equal():
+    """Its string sets cross as joined blobs (join_strings); a NUL inside a string keeps the list."""
+    import pickle
+
+    from goldkeeper.core.validation import Validator
+
+    rows = [{"query_id": "q1", "doc_uri": "d1", "relevance": 1, "query": "x", "corpus_fingerprint": "f"},
+            {"query_id": "q\x00", "doc_uri": "d\u00e9", "relevance": 0, "labeled_by": "human:a"},
+            {"query_id": "q1", "doc_uri": "d1", "relevance": 2}]
+    for labels in (rows[:1], rows[:2], rows, []):
+        validator = Validator()
+        validator.add_many(labels)
+        back = pickle.loads(pickle.dumps(validator, protocol=pickle.HIGHEST_PROTOCOL))
+        assert back.__dict__ == validator.__dict__
+        assert back.result() == validator.result()

@@ -24,11 +24,16 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from goldkeeper.core.metric_ids import METRIC_NAMES, parse_metric_id, suggest
-from goldkeeper.core.scoring import worst_stratum
-from goldkeeper.models.report import GateResult, Report, Status
+
+if TYPE_CHECKING:
+    from goldkeeper.models.report import GateResult, Report, Status
+
+# Parsing a gate needs neither numpy nor pydantic: the CLI parses its gates (which may add
+# cutoffs) before it starts reading, and imports the scoring modules meanwhile. The
+# evaluators import the report model and the scoring helpers where they use them.
 
 __all__ = ["Gate", "GateEvaluation", "evaluate_gates", "parse_gate", "worse_status"]
 
@@ -123,6 +128,9 @@ def _extra(report: Report, name: str) -> Any:
 
 
 def _evaluate(gate: Gate, report: Report, baseline: Report | None) -> tuple[GateResult, str | None]:
+    from goldkeeper.core.scoring import worst_stratum
+    from goldkeeper.models.report import GateResult
+
     raw = gate.raw
     if gate.kind == "coverage":
         coverage = _extra(report, "coverage")
@@ -190,8 +198,8 @@ def _values(report: Report | None, metric: str) -> dict[str, float]:
 
 
 def _per_query_gate(gate: Gate, report: Report, baseline: Report | None) -> tuple[GateResult, str | None]:
-    from goldkeeper.core.sequential import betting_cs
     from goldkeeper.core.significance import paired_permutation_test
+    from goldkeeper.models.report import GateResult
 
     raw, metric = gate.raw, gate.metric
     current = _values(report, metric)
@@ -231,6 +239,7 @@ def _sequential(gate: Gate, current: dict[str, float]) -> tuple[GateResult, str 
     import numpy as np
 
     from goldkeeper.core.sequential import betting_cs
+    from goldkeeper.models.report import GateResult
 
     raw, metric, floor = gate.raw, gate.metric, gate.threshold
     ids = sorted(current)

@@ -12,12 +12,16 @@ import itertools
 import math
 import re
 from collections.abc import Iterable, Sequence
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from goldkeeper.errors import InputError, describe_value
-from goldkeeper.models.judgment import Judgment
-from goldkeeper.models.run import RunEntry
+
+if TYPE_CHECKING:
+    from goldkeeper.models.judgment import Judgment
+    from goldkeeper.models.run import RunEntry
+
+# numpy and the models load on first use: detecting a file's format, in the CLI's reader
+# process, needs neither.
 
 __all__ = [
     "detect_labels_format",
@@ -67,6 +71,8 @@ def _grade(raw: str, source: str, number: int, field: str) -> int:
 
 
 def _label(query_id: str, doc_id: str, grade: int, as_chunk_ids: bool) -> Judgment:
+    from goldkeeper.models.judgment import Judgment
+
     return Judgment.model_construct(
         query_id=query_id,
         doc_uri=doc_id,
@@ -170,6 +176,8 @@ def parse_trec_run(text: str, source: str = "run") -> list[RunEntry]:
     Ordered as trec_eval orders them: by score descending, ties by doc id descending. The rank
     column is read only to check it is an integer; it never decides the order.
     """
+    from goldkeeper.models.run import RunEntry
+
     fast = parse_plain_trec_run(text)
     if fast is not None:
         return fast
@@ -202,8 +210,7 @@ def parse_trec_run(text: str, source: str = "run") -> list[RunEntry]:
 
 
 #: ASCII bytes that ``str.split()`` separates tokens at.
-_SPLITS = np.zeros(256, dtype=bool)
-_SPLITS[[9, 10, 11, 12, 13, 28, 29, 30, 31, 32]] = True
+_SPLIT_BYTES = [9, 10, 11, 12, 13, 28, 29, 30, 31, 32]
 _BLOCK_CHARS = 1 << 20
 
 
@@ -218,6 +225,12 @@ def parse_plain_trec_run(text: str) -> list[RunEntry] | None:
     """
     if not text.isascii():
         return None
+    import numpy as np
+
+    from goldkeeper.models.run import RunEntry
+
+    splits = np.zeros(256, dtype=bool)
+    splits[_SPLIT_BYTES] = True
     queries: list[str] = []
     docs: list[str] = []
     scores: list[float] = []
@@ -231,7 +244,7 @@ def parse_plain_trec_run(text: str) -> list[RunEntry] | None:
         if len(tokens) % 6:
             return None
         codes = np.frombuffer(block.encode("ascii"), dtype=np.uint8)
-        inside = ~_SPLITS[codes]
+        inside = ~splits[codes]
         starts = np.flatnonzero(inside & ~np.concatenate(([False], inside[:-1])))
         if (codes[starts] == ord("#")).any():
             return None  # a comment line, or an id starting with '#': the line reader decides

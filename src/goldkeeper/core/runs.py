@@ -10,13 +10,16 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Iterator
-from typing import Any
-
-from pydantic_core import from_json
+from typing import TYPE_CHECKING, Any
 
 from goldkeeper.core.judgments import decode_jsonl, split_lines
 from goldkeeper.errors import InputError, describe_value
-from goldkeeper.models.run import RunEntry
+
+if TYPE_CHECKING:
+    from goldkeeper.models.run import RunEntry
+
+# pydantic-core and the RunEntry model load on first use: the CLI's run reader (msgspec, in a
+# worker process) needs neither.
 
 __all__ = ["dump_run", "iter_run", "parse_run"]
 
@@ -32,6 +35,8 @@ def _fast_rows(lines: Iterable[bytes | str], source: str) -> Iterator[tuple[int,
     pydantic-core and checked with C-level set and membership tests; anything else goes
     through the line decoder, which words its errors.
     """
+    from pydantic_core import from_json
+
     for number, raw in enumerate(lines, start=1):
         is_bytes = isinstance(raw, bytes)
         try:
@@ -68,6 +73,8 @@ def _all_keys(ranking: list, raw: bytes | str, is_bytes: bool) -> bool:
 
 def iter_run(lines: Iterable[bytes | str], source: str = "run") -> Iterator[RunEntry]:
     """Stream run entries, refusing malformed ones with their line."""
+    from goldkeeper.models.run import RunEntry
+
     first_seen: dict[str, int] = {}
     for number, row, checked in _fast_rows(lines, source):
         if not isinstance(row, dict):

@@ -1,17 +1,18 @@
-"""msgspec decoders for the largest inputs: judgments JSONL, corpus.json and run JSONL.
+"""msgspec decoders for the largest inputs: judgments JSONL and run JSONL (corpus.json's
+``Chunk`` is in io.snapshots).
 
 msgspec decodes straight into typed values and checks them in the same pass, 3x faster than
-pydantic-core here (500,000 labels: 0.34 s against 0.98 s with the block's wrapping; 200,000
-chunks of corpus.json: 0.30 s against 0.80 s). core stays on pydantic (its dependencies are
-fixed), so these are only a first attempt: anything they refuse, or whose keys do not add up
-(extra keys are dropped here), goes to core's readers, which keep extras and word errors. So
-what is accepted, and every message, is core's.
+pydantic-core here (500,000 labels: 0.34 s against 0.98 s with the block's wrapping). core
+stays on pydantic (its dependencies are fixed), so these are only a first attempt: anything
+they refuse, or whose keys do not add up (extra keys are dropped here), goes to core's
+readers, which keep extras and word errors. So what is accepted, and every message, is core's.
 
-Only drift reads its labels this way. pydantic-core shares equal short strings between rows
-(query ids, strata, labelers) and msgspec does not, so rows from msgspec hash and group more
-slowly afterwards: at 100,000 queries x 5 labels, validation took 1.51 s against 1.27 s and
-the whole ``score`` 6.4 s against 5.2 s. Drift's labels carry long unique texts: there
-reading half of 100,000 labels takes 0.11 s against 0.21 s, and classifying them the same.
+drift, validate and score read their labels this way. pydantic-core shares equal short
+strings between rows (query ids, strata, labelers) and msgspec does not, so rows from msgspec
+hash and group more slowly afterwards; with the collector off (as score runs) the decoding
+saves more than that costs: 500,000 labels parsed, validated and grouped in 1.70-1.84 s
+against 1.80-1.91 s, and 50,000 in a fresh process in 0.18 s against 0.26 s (pydantic's
+validator need not be built).
 """
 
 from __future__ import annotations
@@ -20,22 +21,21 @@ from collections.abc import Iterable, Iterator
 from typing import Annotated, Any
 
 import msgspec
-from typing_extensions import NotRequired, Required, TypedDict
+from typing_extensions import NotRequired, TypedDict
 
-from goldkeeper.core.drift import Corpus, LiveChunk
 from goldkeeper.core.judgments import MAX_RELEVANCE, iter_judgment_blocks
 
-__all__ = ["Chunk", "Refused", "Row", "RunLine", "corpus_json", "judgment_blocks", "judgment_rows", "run_lines"]
+__all__ = ["NonEmpty", "Refused", "Row", "RunLine", "judgment_blocks", "judgment_rows", "run_lines"]
 
-_NonEmpty = Annotated[str, msgspec.Meta(min_length=1)]
+NonEmpty = Annotated[str, msgspec.Meta(min_length=1)]
 
 
 class Row(TypedDict):
     """core.judgments' ``_Row``, field for field (a test holds them equal)."""
 
-    query_id: _NonEmpty
+    query_id: NonEmpty
     query: NotRequired[str]
-    doc_uri: _NonEmpty
+    doc_uri: NonEmpty
     chunk_id: NotRequired[str]
     text_sha: NotRequired[str]
     chunk_text: NotRequired[str]
@@ -63,42 +63,6 @@ def judgment_blocks(blocks: Iterable[bytes], source: str = "judgments", **option
     return iter_judgment_blocks(blocks, source, decode=judgment_rows, **options)
 
 
-class Chunk(msgspec.Struct, frozen=True, gc=False):
-    """core's ``LiveChunk``, field for field and method for method, as a msgspec Struct: it
-    decodes in 0.15 s against 0.24 s for 200,000 chunks of corpus.json (the dataclass's
-    fastest form), holds core's ``Field`` constraints, and is never tracked by the collector.
-    core reads chunks only through these fields and methods (a test holds the two equal),
-    so classify, fix and the queue take either."""
-
-    chunk_id: _NonEmpty
-    doc_uri: _NonEmpty
-    ordinal: Annotated[int, msgspec.Meta(ge=0)] | None = None
-    text: str | None = None
-    text_sha: _NonEmpty | None = None
-    start_index: Annotated[int, msgspec.Meta(ge=0)] | None = None
-
-    order = LiveChunk.order
-    sha = LiveChunk.sha
-
-
-class _CorpusJson(TypedDict, total=False):
-    corpus_fingerprint: str | None
-    chunker_fingerprint: str | None
-    chunks: Required[list[Chunk]]
-
-
-_CORPUS = msgspec.json.Decoder(_CorpusJson)
-
-
-def corpus_json(data: bytes | memoryview) -> Corpus | None:
-    """The spec's corpus.json, decoded into checked ``Chunk``s; None if refused."""
-    try:
-        payload = _CORPUS.decode(data)
-    except msgspec.MsgspecError:
-        return None
-    return Corpus(payload["chunks"], payload.get("corpus_fingerprint"), payload.get("chunker_fingerprint"))
-
-
 class Refused(Exception):
     """A line the msgspec reader does not take: the caller reads the input core's way."""
 
@@ -106,8 +70,8 @@ class Refused(Exception):
 class RunLine(msgspec.Struct, forbid_unknown_fields=True, gc=False):
     """The common run line, ``{"query_id", "ranking"}`` with non-empty string keys."""
 
-    query_id: _NonEmpty
-    ranking: list[_NonEmpty]
+    query_id: NonEmpty
+    ranking: list[NonEmpty]
 
 
 _RUN_LINE = msgspec.json.Decoder(RunLine)

