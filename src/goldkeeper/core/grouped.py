@@ -1,9 +1,9 @@
 """Judgments and runs grouped for scoring: pure Python, without numpy or pydantic.
 
-``Qrels`` holds the labels by query and ``RunHeads`` a run cut to what scoring reads. Both are
-built by the CLI's readers in a forked child that starts before the scoring modules are
-imported (numpy and pydantic), so this module imports neither. ``goldkeeper.core.scoring``
-re-exports every name.
+``Qrels`` holds the labels by query and ``RunHeads`` a run cut to what scoring reads. The
+readers (io.loading, io.scan) build both, in a forked child too, and need neither numpy nor
+pydantic for it, so this module imports neither. ``goldkeeper.core.scoring`` re-exports every
+name.
 """
 
 from __future__ import annotations

@@ -16,7 +16,6 @@ import os
 from typing import TYPE_CHECKING
 
 from goldkeeper.core.judgments import iter_judgment_blocks
-from goldkeeper.io.fastjson import judgment_blocks
 from goldkeeper.core.validation import Validator
 from goldkeeper.io.files import count_lines, is_local, iter_blocks, local_path, midpoint, source_name
 from goldkeeper.io.forked import can_fork, start
@@ -38,7 +37,7 @@ def feed(validator: Validator, path: str, source: str, start: int, stop: int, fi
     from ``first_line``), grouping them into ``qrels`` too when given (score's reader)."""
     if qrels is not None:
         from goldkeeper.core.grouped import build_qrels
-    for rows in judgment_blocks(
+    for rows in iter_judgment_blocks(
         iter_blocks(path, _BLOCK, start=start, stop=stop), source, first_line=first_line, allow_empty=True
     ):
         validator.add_many(rows)

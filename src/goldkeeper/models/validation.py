@@ -1,7 +1,7 @@
 """What validating a judgment set found: the findings and the counts a report needs.
 
-``goldkeeper.core.validation`` computes them; it builds these models only when asked for its
-result, so reading labels in a worker process never imports pydantic.
+``goldkeeper.core.validation`` computes them; its ``Validator`` builds these models only when
+asked for its result, so accumulating labels needs no pydantic.
 """
 
 from __future__ import annotations
