@@ -100,6 +100,10 @@ def test_run_parts_read_by_msgspec_equal_cores(part, depth):
     assert (fast is None) == (core is None)
     if fast is not None:
         assert fast == core
+    # Read in place from a larger buffer (RunReader's mapped file), the same part gives the same.
+    padded = b'{"query_id":"before","ranking":["x"]}\n' + part + b'\n{"query_id":"after","ranking":["y"]}\n'
+    start = padded.index(part)
+    assert _jsonl_prefixes(padded, depth, start, start + len(part)) == fast
 
 
 def test_run_lines_refuses_what_it_does_not_take():

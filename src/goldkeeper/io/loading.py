@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import io
 import os
+import re
 from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -204,40 +205,48 @@ def _plain_prefixes(data: bytes, depth: int) -> RunHeads | None:
     return None if entries is None else pack_run(entries, depth)
 
 
-def _msgspec_prefixes(data: bytes, depth: int) -> RunHeads | None:
-    """Whole lines of run JSONL as prefixes when msgspec reads every one as a common line
-    (``fastjson.run_lines``), or None."""
+_QUERY_ID_KEY = re.compile(rb'"query_id"')
+_RANKING_KEY = re.compile(rb'"ranking"')
+
+
+def _msgspec_prefixes(data: Any, depth: int, start: int = 0, stop: int | None = None) -> RunHeads | None:
+    """Whole lines of run JSONL in ``data[start:stop]`` (bytes or a mapping) as prefixes when
+    msgspec reads every one as a common line (``fastjson.run_lines``), or None."""
+    stop = len(data) if stop is None else stop
     try:
-        packed = pack_run(run_lines(data), depth)
+        packed = pack_run(run_lines(data, start, stop), depth)
     except Refused:
         return None
     queries = len(packed)
     # What a decoder cannot see: a key named twice in a line, a query on two lines.
-    if (data.count(b'"query_id"') == queries == data.count(b'"ranking"')
+    if (len(_QUERY_ID_KEY.findall(data, start, stop)) == queries == len(_RANKING_KEY.findall(data, start, stop))
             and len(set(packed.query_ids)) == queries):
         return packed
     return None
 
 
-def _jsonl_prefixes(data: bytes, depth: int) -> RunHeads | None:
+def _jsonl_prefixes(data: Any, depth: int, start: int = 0, stop: int | None = None) -> RunHeads | None:
     """A part of a run JSONL file as prefixes, or None when any line is refused (the whole
     file is then read in one piece, which words the error with its line). msgspec reads
     the common lines; a part with any other goes to core's reader."""
-    packed = _msgspec_prefixes(data, depth)
+    packed = _msgspec_prefixes(data, depth, start, stop)
     if packed is not None:
         return packed
     try:
-        return pack_run(iter_run(io.BytesIO(data), "run"), depth)  # lines as a file yields them
+        return pack_run(iter_run(io.BytesIO(data[start:stop]), "run"), depth)  # lines as a file yields them
     except InputError:
         return None
 
 
-def _prefixes(data: bytes, depth: int, kind: str) -> RunHeads | None:
-    return _plain_prefixes(data, depth) if kind == "trec" else _jsonl_prefixes(data, depth)
+def _prefixes(data: Any, start: int, stop: int, depth: int, kind: str) -> RunHeads | None:
+    """The prefixes of ``data[start:stop]``; a JSONL part is read in place (no copy)."""
+    if kind == "trec":
+        return _plain_prefixes(data[start:stop], depth)
+    return _jsonl_prefixes(data, depth, start, stop)
 
 
-def _first_half(data: bytes, cut: int, depth: int, kind: str) -> tuple[RunHeads | None, str]:  # runs forked
-    return _prefixes(data[:cut], depth, kind), hashlib.sha256(data).hexdigest()
+def _first_half(data: Any, cut: int, depth: int, kind: str) -> tuple[RunHeads | None, str]:  # runs forked
+    return _prefixes(data, 0, cut, depth, kind), hashlib.sha256(data).hexdigest()
 
 
 #: How many bytes of run JSONL the child reads in the time a byte of judgments takes here
@@ -314,7 +323,7 @@ class RunReader:
     def result(self) -> tuple[RunHeads, str]:
         if self._data is None:
             return self._child.result()
-        second = _prefixes(self._data[self._cut:], self._args[2], self._kind)
+        second = _prefixes(self._data, self._cut, len(self._data), self._args[2], self._kind)
         first, sha = self._child.result()
         if (first is None or second is None or not (len(first) or len(second))
                 or not set(first.query_ids).isdisjoint(second.query_ids)):
