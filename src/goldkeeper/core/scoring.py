@@ -9,6 +9,7 @@ Definitions (and which queries are averaged) are in spec/metrics.md.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from itertools import chain, compress, repeat
@@ -242,7 +243,7 @@ def query_values(qrels: Qrels, run: Iterable[RunEntry] | RunHeads, k: int | Sequ
     query_ids = heads.query_ids
     seen_in_run = set(query_ids)
     if len(seen_in_run) != len(query_ids):
-        twice = sorted({q for q in query_ids if query_ids.count(q) > 1})[:3]
+        twice = sorted(q for q, times in Counter(query_ids).items() if times > 1)[:3]
         raise ValueError(f"query_values: the run has more than one entry for query {', '.join(twice)}")
     run_only = [q for q in query_ids if q not in grades]
     duplicates = [q for q in heads.repeated if q in grades]
