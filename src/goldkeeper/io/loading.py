@@ -9,7 +9,6 @@ from __future__ import annotations
 import hashlib
 import io
 import os
-import re
 from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -205,8 +204,16 @@ def _plain_prefixes(data: bytes, depth: int) -> RunHeads | None:
     return None if entries is None else pack_run(entries, depth)
 
 
-_QUERY_ID_KEY = re.compile(rb'"query_id"')
-_RANKING_KEY = re.compile(rb'"ranking"')
+def _occurrences(data: Any, key: bytes, start: int, stop: int) -> int:
+    """``data.count(key, start, stop)``, for a file's mapping too (which has find but no count):
+    one scan either way, at the same speed (bytes' fast search); a regex took twice as long."""
+    if isinstance(data, bytes):
+        return data.count(key, start, stop)
+    found, at = 0, data.find(key, start, stop)
+    while at >= 0:
+        found += 1
+        at = data.find(key, at + len(key), stop)
+    return found
 
 
 def _msgspec_prefixes(data: Any, depth: int, start: int = 0, stop: int | None = None) -> RunHeads | None:
@@ -219,7 +226,7 @@ def _msgspec_prefixes(data: Any, depth: int, start: int = 0, stop: int | None = 
         return None
     queries = len(packed)
     # What a decoder cannot see: a key named twice in a line, a query on two lines.
-    if (len(_QUERY_ID_KEY.findall(data, start, stop)) == queries == len(_RANKING_KEY.findall(data, start, stop))
+    if (_occurrences(data, b'"query_id"', start, stop) == queries == _occurrences(data, b'"ranking"', start, stop)
             and len(set(packed.query_ids)) == queries):
         return packed
     return None
