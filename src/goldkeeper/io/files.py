@@ -27,6 +27,7 @@ __all__ = [
     "iter_blocks",
     "iter_lines",
     "local_path",
+    "map_file",
     "open_read",
     "open_write_atomic",
     "read_bytes",
@@ -163,24 +164,33 @@ def read_view(url: str) -> Iterator[bytes | memoryview]:
     it must not keep it (decoded strings are copies). A file replaced by rename meanwhile
     stays readable (goldkeeper's own writers replace by rename); one truncated in place while
     mapped ends the process with SIGBUS, where a reader would have read a torn file."""
-    path = local_path(url) if url != "-" and is_local(url) else None
-    if path is None or not os.path.isfile(path) or os.path.getsize(path) == 0:
-        yield read_bytes(url)
+    data = map_file(url)
+    if isinstance(data, bytes):
+        yield data
         return
-    import mmap
-
-    try:
-        with open(path, "rb") as handle:
-            mapping = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
-    except OSError:  # not mappable (a special file system): read it
-        yield read_bytes(url)
-        return
-    view = memoryview(mapping)
+    view = memoryview(data)
     try:
         yield view
     finally:
         view.release()
-        mapping.close()
+        data.close()
+
+
+def map_file(url: str) -> Any:
+    """A local file mapped read-only (an ``mmap``: bytes' find, rfind and slicing, the buffer
+    protocol), or its bytes read when it is not a local, mappable, non-empty file. Nothing is
+    read until touched, and a forked child shares the mapping: each process faults in only
+    the pages it reads. Closed by the caller, or when dropped."""
+    path = local_path(url) if url != "-" and is_local(url) else None
+    if path is None or not os.path.isfile(path) or os.path.getsize(path) == 0:
+        return read_bytes(url)
+    import mmap
+
+    try:
+        with open(path, "rb") as handle:
+            return mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
+    except (OSError, ValueError):  # not mappable (a special file system): read it
+        return read_bytes(url)
 
 
 def write_bytes_atomic(url: str, data: bytes) -> None:

@@ -19,7 +19,7 @@ from goldkeeper.core.grouped import Qrels, RunHeads, build_qrels, merge_qrels, p
 from goldkeeper.core.validation import Validator
 from goldkeeper.errors import InputError, UsageError
 from goldkeeper.io.files import (
-    count_lines, decode_utf8, is_local, iter_blocks, iter_lines, local_path, read_bytes, source_name,
+    count_lines, decode_utf8, is_local, iter_blocks, iter_lines, local_path, map_file, read_bytes, source_name,
 )
 from goldkeeper.io.fastjson import Refused, run_lines
 from goldkeeper.io.forked import can_fork, start
@@ -283,19 +283,6 @@ def local_size(url: str) -> int:
         return 0
 
 
-def _mapped(url: str) -> Any:
-    """A local file mapped read-only (bytes' find, rfind and slicing), or its bytes read when
-    it cannot be mapped. Each process then faults in only the pages of its own part: 62 MB of
-    run took 0.046 s to read before the fork."""
-    import mmap
-
-    try:
-        with open(local_path(url), "rb") as handle:
-            return mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
-    except (OSError, ValueError):
-        return read_bytes(url)
-
-
 class RunReader:
     """``load_run_prefixes`` started in a forked child. A large local run is cut in two and
     the parts parsed by the child and, in ``result``, by this process, which reads the
@@ -316,7 +303,7 @@ class RunReader:
             kind = _run_kind(url, fmt)
             share = 0.5 if kind == "trec" else _jsonl_share(size, judgments_bytes)
             if share is not None:  # else the child reads the whole file: this one never needs it
-                data = _mapped(url)
+                data = map_file(url)  # 62 MB took 0.046 s to read here, before the fork
                 cut = _query_cut(data) if kind == "trec" else _line_cut(data, share)
                 if cut is not None:
                     self._data, self._cut, self._kind = data, cut, kind
