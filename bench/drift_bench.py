@@ -27,7 +27,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from validate_bench import measure, timed  # noqa: E402  (wall time; peak PSS of a process tree)
+from validate_bench import compile_goldkeeper, measure, timed  # noqa: E402  (wall time; peak PSS of a process tree)
 
 import goldkeeper  # noqa: E402
 from goldkeeper.io.snapshots import write_sharded_snapshot  # noqa: E402
@@ -133,6 +133,7 @@ def main() -> None:
     parser.add_argument("--workloads", default="100000x200000/10,100000x200000/1000,100000x200000/200000,"
                                                  "1000x200000/200000")
     args = parser.parse_args()
+    compile_goldkeeper()
     cache = Path(os.environ.get("GOLDKEEPER_BENCH_CACHE", Path(tempfile.gettempdir()) / "goldkeeper-bench"))
     cache.mkdir(parents=True, exist_ok=True)
     bindir = Path(sys.executable).parent

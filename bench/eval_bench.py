@@ -26,7 +26,7 @@ import urllib.request
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from validate_bench import measure  # noqa: E402
+from validate_bench import compile_goldkeeper, measure  # noqa: E402
 
 APP = """
 import asyncio, json, os, urllib.parse
@@ -59,6 +59,7 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, default=32)
     parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args()
+    compile_goldkeeper()
     work = Path(tempfile.mkdtemp(prefix="goldkeeper-eval-bench-"))
     rng = random.Random(0)
     with open(work / "judgments.jsonl", "w") as ours, open(work / "gold.jsonl", "w") as theirs:

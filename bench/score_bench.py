@@ -25,7 +25,7 @@ import textwrap
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from validate_bench import measure  # noqa: E402  (wall time; peak RSS of a process tree when sampled)
+from validate_bench import compile_goldkeeper, measure  # noqa: E402  (wall time; peak RSS of a process tree when sampled)
 
 STRATA = ["billing", "legal", "onboarding", "support", "security", "api", "mobile", "sso"]
 
@@ -100,6 +100,7 @@ def main() -> None:
     parser.add_argument("--k", type=int, default=10)
     parser.add_argument("--peers", default="retrieval-eval,ranx,pytrec_eval,ir_measures")
     args = parser.parse_args()
+    compile_goldkeeper()
     cache = Path(os.environ.get("GOLDKEEPER_BENCH_CACHE", Path(tempfile.gettempdir()) / "goldkeeper-bench"))
     cache.mkdir(parents=True, exist_ok=True)
     bindir = Path(sys.executable).parent

@@ -27,7 +27,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 from score_bench import generate  # noqa: E402
-from validate_bench import measure, timed  # noqa: E402
+from validate_bench import compile_goldkeeper, measure, timed  # noqa: E402
 
 SETUP = """
 import time, numpy as np
@@ -96,6 +96,7 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--skip-eval", action="store_true", help="skip part 2's rag-eval-gate eval runs")
     args = parser.parse_args()
+    compile_goldkeeper()
 
     print("part 1: n = 10,000, 10,000 resamples (seconds inside the process; peak memory of the process)")
     for method in dict.fromkeys(m for m, _ in METHODS):

@@ -1109,7 +1109,7 @@ def main(argv: list[str] | None = None) -> NoReturn:
             _exit(EXIT_USAGE)
     try:
         # Without standalone mode, typer returns the code of a command's ``typer.Exit``.
-        code = app(args=args, prog_name="goldkeeper", standalone_mode=False)
+        code = _narrowed(args[0])(args=args, prog_name="goldkeeper", standalone_mode=False)
         _exit(code if isinstance(code, int) else EXIT_OK)
     except typer.Exit as done:
         _exit(done.exit_code)
@@ -1135,6 +1135,26 @@ def main(argv: list[str] | None = None) -> NoReturn:
             "(a goldkeeper bug; set GOLDKEEPER_DEBUG=1 for the traceback)",
             EXIT_INTERNAL,
         )
+
+
+def _narrowed(name: str) -> typer.Typer:
+    """The app with only the command (or group) ``name``, when there is one by that name.
+
+    typer builds the click parameters of every registered command on each start, evaluating
+    all their annotations: 24 ms of a 0.45 s score of 10k queries, for the one command run.
+    Usage, help and errors of that command are the same either way."""
+    import copy
+
+    from typer.main import get_command_name
+
+    commands = [info for info in app.registered_commands
+                if (info.name or get_command_name(info.callback.__name__)) == name]  # type: ignore[union-attr]
+    groups = [info for info in app.registered_groups if info.name == name]
+    if not commands and not groups:
+        return app
+    narrow = copy.copy(app)
+    narrow.registered_commands, narrow.registered_groups = commands, groups
+    return narrow
 
 
 def _exit(code: int | None) -> NoReturn:

@@ -35,3 +35,22 @@ def test_with_prefect_loaded_or_a_thread_running_the_interpreter_shuts_down():
         done = _run(setup, ["--version"])
         assert done.returncode == 0
         assert "atexit ran" in done.stdout, setup
+
+
+def test_only_the_command_run_is_built_and_its_help_is_unchanged():
+    import click
+    from typer.main import get_group
+
+    from goldkeeper.cli import _narrowed, app
+
+    whole = get_group(app)
+    for name in ("score", "eval", "emit-reindex", "queue"):
+        narrow = get_group(_narrowed(name))
+        assert list(narrow.commands) == [name]
+        with click.Context(whole) as parent:
+            full = whole.commands[name].get_help(click.Context(whole.commands[name], info_name=name, parent=parent))
+        with click.Context(narrow) as parent:
+            only = narrow.commands[name].get_help(click.Context(narrow.commands[name], info_name=name, parent=parent))
+        assert only == full
+    assert _narrowed("--version") is app and _narrowed("nope") is app
+    assert len(get_group(app).commands) > 10  # the app itself keeps every command
