@@ -128,7 +128,7 @@ def validate(
     result = validate_url(file)
     if output is OutputFormat.json:
         payload = {"source": source_name(file), "ok": result.ok}
-        payload.update(result.model_dump())
+        payload.update(result.to_dict())
         _emit_json(payload)
     else:
         from goldkeeper.render import print_validation
@@ -268,7 +268,7 @@ def score(
     # only walks them: at 100k queries x 100, 25 young collections of 100,000 objects each
     # took 0.10 s of the parent's 3 s and 0.04 s of the child's. It is off for the command.
     gc.disable()
-    from goldkeeper.core.reporting import build_report
+    from goldkeeper.core.reporting import report_document
     from goldkeeper.core.scoring import query_values, summarize
     from goldkeeper.io.files import report_bytes, write_bytes_atomic
     from goldkeeper.io.forked import split_map
@@ -313,8 +313,9 @@ def score(
         inputs["baseline"] = {"url": baseline}
     if corpus:
         inputs["corpus"] = {"url": corpus}
-    built = build_report(result, validation, generated_at=generated_at, gates=gates,
-                         baseline=previous, inputs=inputs, drift=drift_counts_found, corpus=corpus_info)
+    # The report stays JSON values (no pydantic) unless a renderer wants the model.
+    built = report_document(result, validation, generated_at=generated_at, gates=gates,
+                            baseline=previous, inputs=inputs, drift=drift_counts_found, corpus=corpus_info)
     if report or output is ReportFormat.json:
         document = report_bytes(built)
         if report:
@@ -322,16 +323,17 @@ def score(
     if output is ReportFormat.json:
         sys.stdout.flush()
         sys.stdout.buffer.write(document)
-    elif output is ReportFormat.markdown:
-        from goldkeeper.render import report_markdown
-
-        sys.stdout.write(report_markdown(built))
     else:
-        from goldkeeper.render import print_report
+        from goldkeeper.models.report import Report
+        from goldkeeper.render import print_report, report_markdown
 
-        print_report(built)
+        model = Report.model_validate(built)
+        if output is ReportFormat.markdown:
+            sys.stdout.write(report_markdown(model))
+        else:
+            print_report(model)
     _hold(qrels, validation, result, built)
-    raise typer.Exit(EXIT_OK if built.verdict.status == "PASS" else EXIT_FAILED)
+    raise typer.Exit(EXIT_OK if built["verdict"]["status"] == "PASS" else EXIT_FAILED)
 
 
 class Backend(str, Enum):

@@ -158,7 +158,7 @@ def _issue_keys(issues) -> list[str]:
 def test_validation_order_api_and_cli(case):
     expected = _expected(case)
     result = goldkeeper.validate(goldkeeper.parse_judgments((case / "judgments.jsonl").read_bytes()))
-    assert _issue_keys([i.model_dump() for i in result.issues]) == expected["issue_order"]
+    assert _issue_keys([i.to_dict() for i in result.issues]) == expected["issue_order"]
     assert (result.ok, result.queries, result.labels) == (expected["ok"], expected["queries"], expected["labels"])
 
     cli = run_cli("validate", str(case / "judgments.jsonl"), "--format", "json")

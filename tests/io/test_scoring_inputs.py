@@ -42,7 +42,7 @@ def _read(judgments: Path, run: Path, split: bool, monkeypatch) -> object:
     except InputError as error:
         return ("error", str(error))
     q = got.qrels
-    return (got.validation.model_dump(), [(k, list(v.items())) for k, v in q.grades.items()],
+    return (got.validation.to_dict(), [(k, list(v.items())) for k, v in q.grades.items()],
             list(q.stratum.items()), sorted(q.stratum_conflicts.items()), q.stratified,
             got.judgments_sha, got.run, got.run_sha)
 

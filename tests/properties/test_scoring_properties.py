@@ -107,10 +107,10 @@ def test_a_strata_value_is_the_mean_of_its_queries_values(data, draw):
     assert result.per_stratum is not None and sorted(result.per_stratum) == sorted(set(names.values()))
     for name, stratum in result.per_stratum.items():
         members = [q for q in result.per_query if names[q] == name]
-        assert stratum.n == len(members)
-        for metric, measurement in stratum.metrics.items():
+        assert stratum["n"] == len(members)
+        for metric, measurement in stratum["metrics"].items():
             mean = sum(result.per_query[q][metric] for q in members) / len(members)
-            assert abs(measurement.value - mean) < 1e-9
+            assert abs(measurement["value"] - mean) < 1e-9
 
 
 def test_query_values_refuses_a_query_given_twice_and_heads_cut_elsewhere():

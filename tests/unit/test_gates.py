@@ -155,17 +155,46 @@ def test_sequential_gate_stops_at_the_first_settled_look_and_keeps_to_its_budget
     rng = np.random.default_rng(4)
     values = {f"q{i:04d}": float(v) for i, v in enumerate(rng.random(2000) < 0.9)}
     result, reason = _sequential(parse_gate("recall@5:sequential:0.8"), values)
-    assert result.status == "PASS" and reason is None
-    looked = result.model_extra["looked"]
-    assert 30 < looked < 2000 and result.model_extra["of"] == 2000
+    assert result["status"] == "PASS" and reason is None
+    looked = result["looked"]
+    assert 30 < looked < 2000 and result["of"] == 2000
     # It stopped at the first look whose lower bound clears the floor, not later.
     order = np.random.default_rng(0).permutation(2000)
     lower, _ = betting_cs([values[sorted(values)[i]] for i in order])
     assert lower[looked - 1] >= 0.8 > lower[looked - 2]
     # A budget too small to settle it leaves it undecided, which fails.
     result, reason = _sequential(parse_gate(f"recall@5:sequential:0.8:{looked // 2}"), values)
-    assert result.status == "FAIL" and "after the budget of" in reason and result.model_extra["looked"] == looked // 2
+    assert result["status"] == "FAIL" and "after the budget of" in reason and result["looked"] == looked // 2
     low, reason = _sequential(parse_gate("recall@5:sequential:0.97"), values)
-    assert low.status == "FAIL" and "settled below" in reason
+    assert low["status"] == "FAIL" and "settled below" in reason
     with pytest.raises(ValueError, match="budget must be a whole number"):
         parse_gate("recall@5:sequential:0.8:0")
+
+
+@pytest.mark.parametrize("intervals", [False, True])
+def test_the_report_document_is_the_models_wire_form_and_takes_models_or_documents(intervals):
+    """``report_document`` (what score writes, no pydantic) equals ``build_report``'s model
+    written out, field for field and in order, with every optional part present; gates read
+    a baseline given as a model or as its document alike."""
+    from goldkeeper.core.intervals import BootstrapSpec
+    from goldkeeper.core.reporting import report_document
+    from goldkeeper.models.report import CorpusInfo, DriftCounts
+
+    labels, good = _many(50)
+    spec = BootstrapSpec(0.95, 200, 0) if intervals else None
+    result = score(labels, _many(40)[1], k=[1, 5], intervals=spec)
+    baseline = _report_of(labels, good)
+    drift = {"valid": 58, "re_anchorable": 1, "merged": 0, "split": 0, "orphaned": 1, "invalid_ratio": 0.033333333333}
+    corpus = {"fingerprint": "sha256:abc", "documents": 3, "chunks": 9}
+    gates = ["recall@1:-0.1", "recall@1:regression", "recall@1:sequential:0.5", "coverage:0.9", "drift:0.01",
+             "ndcg@5:ci-lower:0.1", "worst-stratum:recall@1:0.1", "mrr@5:0.2"]
+    settings = dict(generated_at="2026-11-29T00:00:00Z", gates=gates, inputs={"run": {"url": "r", "sha256": None}})
+    document = report_document(result, validate(labels), baseline=baseline.to_json_dict(), drift=drift,
+                               corpus=corpus, **settings)
+    model = build_report(result, validate(labels), baseline=baseline, drift=DriftCounts(**drift),
+                         corpus=CorpusInfo(**corpus), **settings)
+    assert json.dumps(document) == json.dumps(model.to_json_dict())
+    assert [g["status"] for g in document["verdict"]["gates"]] == [
+        "FAIL", "FAIL", "FAIL", "PASS", "FAIL", "INDETERMINATE" if not intervals else "PASS", "INDETERMINATE", "PASS"]
+    assert ("ci" in document["metrics"]["ndcg@5"]) is intervals and ("intervals" in document) is intervals
+    assert document["judgments"]["drift"] == drift and document["corpus"] == corpus

@@ -63,7 +63,7 @@ def test_reference_checks_agree_with_the_reference_on_a_messy_set():
     text = "".join(json.dumps(r) + "\n" for r in rows)
     ours = goldkeeper.validate(goldkeeper.parse_judgments(text))
     theirs = retrieval_eval.validate(retrieval_eval.parse_judgments(text))
-    assert [i.model_dump() for i in ours.issues] == [i.to_dict() for i in theirs.issues]
+    assert [i.to_dict() for i in ours.issues] == [i.to_dict() for i in theirs.issues]
     assert (ours.queries, ours.labels, ours.human_labels, ours.synthetic_labels, ours.strata) == (
         theirs.queries, theirs.labels, theirs.human_labels, theirs.synthetic_labels, theirs.strata)
 

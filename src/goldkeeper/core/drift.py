@@ -1134,11 +1134,11 @@ def build_snapshot(
             "chunks": list(snapshot_rows(chunks, chunker_fingerprint, source, numbered=numbered))}
 
 
-def drift_counts(judgments: Iterable[Judgment | Mapping[str, Any]], corpus: ChunkSource):
-    """Drift counts and corpus facts for a report: what ``score --corpus`` adds."""
-    from goldkeeper.models.report import CorpusInfo, DriftCounts
-
+def drift_counts(judgments: Iterable[Judgment | Mapping[str, Any]], corpus: ChunkSource,
+                 ) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Drift counts and corpus facts for a report, what ``score --corpus`` adds, as the report
+    writes them (``goldkeeper.models.report``'s ``DriftCounts`` and ``CorpusInfo``)."""
     result = classify(judgments, corpus)
-    info = CorpusInfo(fingerprint=corpus.corpus_fingerprint, chunks=result.corpus_chunks,
-                      documents=result.corpus_documents)
-    return DriftCounts(**result.summary), info
+    info = {"fingerprint": corpus.corpus_fingerprint, "documents": result.corpus_documents,
+            "chunks": result.corpus_chunks}
+    return dict(result.summary), {name: value for name, value in info.items() if value is not None}

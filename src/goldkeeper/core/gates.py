@@ -35,7 +35,7 @@ if TYPE_CHECKING:
 # cutoffs) before it starts reading, and imports the scoring modules meanwhile. The
 # evaluators import the report model and the scoring helpers where they use them.
 
-__all__ = ["Gate", "GateEvaluation", "evaluate_gates", "parse_gate", "worse_status"]
+__all__ = ["Gate", "GateEvaluation", "evaluate_gates", "gate_results", "parse_gate", "worse_status"]
 
 GateKind = Literal["absolute", "delta", "worst-stratum", "ci-lower", "coverage", "drift", "regression",
                    "sequential"]
@@ -123,94 +123,100 @@ def _at_least(value: float, floor: float) -> bool:
     return round(value, _ROUND) >= round(floor, _ROUND)
 
 
-def _extra(report: Report, name: str) -> Any:
-    return (report.model_extra or {}).get(name)
+def _result(raw: str, status: Status, observed: float | None = None, baseline: float | None = None,
+            **extra: Any) -> dict[str, Any]:
+    """A gate's result as the report writes it (``GateResult`` in JSON form: unset omitted)."""
+    out: dict[str, Any] = {"expression": raw, "status": status}
+    if observed is not None:
+        out["observed"] = float(observed)  # (as the model has it: a numpy float or an int made float)
+    if baseline is not None:
+        out["baseline"] = float(baseline)
+    out.update(extra)
+    return out
 
 
-def _evaluate(gate: Gate, report: Report, baseline: Report | None) -> tuple[GateResult, str | None]:
+def _evaluate(gate: Gate, report: dict[str, Any], baseline: dict[str, Any] | None) -> tuple[dict[str, Any], str | None]:
     from goldkeeper.core.scoring import worst_stratum
-    from goldkeeper.models.report import GateResult
 
     raw = gate.raw
     if gate.kind == "coverage":
-        coverage = _extra(report, "coverage")
+        coverage = report.get("coverage")
         if coverage is None:
-            return GateResult(expression=raw, status="INDETERMINATE"), f"{raw}: the report has no coverage"
+            return _result(raw, "INDETERMINATE"), f"{raw}: the report has no coverage"
         ok = _at_least(coverage, gate.threshold)
         reason = None if ok else f"coverage is {coverage:.4f}, below {gate.threshold:g}"
-        return GateResult(expression=raw, status="PASS" if ok else "FAIL", observed=coverage), reason
+        return _result(raw, "PASS" if ok else "FAIL", coverage), reason
     if gate.kind == "drift":
-        drift = report.judgments.drift
+        drift = report["judgments"].get("drift")
         if drift is None:
-            return (GateResult(expression=raw, status="INDETERMINATE"),
+            return (_result(raw, "INDETERMINATE"),
                     f"{raw}: drift was not checked; pass --corpus with a snapshot of the live corpus")
-        ratio = drift.invalid_ratio
+        ratio = drift["invalid_ratio"]
         ok = _at_least(gate.threshold, ratio)
         reason = None if ok else f"drift: {ratio:.4f} of labels no longer match the corpus, above {gate.threshold:g}"
-        return GateResult(expression=raw, status="PASS" if ok else "FAIL", observed=ratio), reason
+        return _result(raw, "PASS" if ok else "FAIL", ratio), reason
     if gate.kind == "worst-stratum":
-        found = worst_stratum(report.per_stratum or {}, gate.metric)
+        strata = report.get("per_stratum") or {}
+        found = worst_stratum(strata, gate.metric)
         if found is None:
-            strata = report.per_stratum or {}
-            if strata and all(s.n == 0 for s in strata.values()):
-                return GateResult(expression=raw, status="INDETERMINATE"), f"{raw}: no stratum was scored for '{gate.metric}'"
-            return GateResult(expression=raw, status="INDETERMINATE"), f"{raw}: no per-stratum data for '{gate.metric}'"
+            if strata and all(s["n"] == 0 for s in strata.values()):
+                return _result(raw, "INDETERMINATE"), f"{raw}: no stratum was scored for '{gate.metric}'"
+            return _result(raw, "INDETERMINATE"), f"{raw}: no per-stratum data for '{gate.metric}'"
         ok = _at_least(found["value"], gate.threshold)
         reason = None if ok else (
             f"worst stratum {gate.metric} is {found['value']:.4f} ({found['name']}), below {gate.threshold:g}")
-        return GateResult(expression=raw, status="PASS" if ok else "FAIL", observed=found["value"]), reason
+        return _result(raw, "PASS" if ok else "FAIL", found["value"]), reason
     if gate.kind in ("regression", "sequential"):
         return _per_query_gate(gate, report, baseline)
-    measurement = report.metrics.get(gate.metric)
+    measurement = report["metrics"].get(gate.metric)
     if measurement is None:
-        if report.judgments.queries_scored == 0:
-            return GateResult(expression=raw, status="INDETERMINATE"), f"{raw}: no query was scored, so '{gate.metric}' was not computed"
-        return GateResult(expression=raw, status="INDETERMINATE"), f"{raw}: metric '{gate.metric}' not present in the report"
+        if report["judgments"].get("queries_scored") == 0:
+            return _result(raw, "INDETERMINATE"), f"{raw}: no query was scored, so '{gate.metric}' was not computed"
+        return _result(raw, "INDETERMINATE"), f"{raw}: metric '{gate.metric}' not present in the report"
+    value = measurement["value"]
     if gate.kind == "ci-lower":
-        if measurement.ci is None:
-            return (GateResult(expression=raw, status="INDETERMINATE", observed=measurement.value),
-                    f"{raw}: no confidence interval on '{gate.metric}'")
-        lower = measurement.ci[0]
+        ci = measurement.get("ci")
+        if ci is None:
+            return _result(raw, "INDETERMINATE", value), f"{raw}: no confidence interval on '{gate.metric}'"
+        lower = ci[0]
         ok = _at_least(lower, gate.threshold)
         reason = None if ok else f"{gate.metric} lower bound is {lower:.4f}, below {gate.threshold:g}"
-        return GateResult(expression=raw, status="PASS" if ok else "FAIL", observed=lower), reason
+        return _result(raw, "PASS" if ok else "FAIL", lower), reason
     if gate.kind == "delta":
-        previous = baseline.metrics.get(gate.metric) if baseline is not None else None
+        previous = baseline["metrics"].get(gate.metric) if baseline is not None else None
         if previous is None:
-            return (GateResult(expression=raw, status="INDETERMINATE", observed=measurement.value),
-                    f"{raw}: no baseline value for '{gate.metric}'")
-        change = round(measurement.value - previous.value, _ROUND)
+            return _result(raw, "INDETERMINATE", value), f"{raw}: no baseline value for '{gate.metric}'"
+        before = previous["value"]
+        change = round(value - before, _ROUND)
         ok = _at_least(change, gate.threshold)
         direction = f"fell {-change:.4f}" if change < 0 else f"rose {change:.4f}"
         reason = None if ok else (
-            f"{gate.metric} {direction}, from {previous.value:.4f} to {measurement.value:.4f}, "
-            f"outside {gate.threshold:g}")
-        return (GateResult(expression=raw, status="PASS" if ok else "FAIL", observed=measurement.value,
-                           baseline=previous.value), reason)
-    ok = _at_least(measurement.value, gate.threshold)
-    reason = None if ok else f"{gate.metric} is {measurement.value:.4f}, below {gate.threshold:g}"
-    return GateResult(expression=raw, status="PASS" if ok else "FAIL", observed=measurement.value), reason
+            f"{gate.metric} {direction}, from {before:.4f} to {value:.4f}, outside {gate.threshold:g}")
+        return _result(raw, "PASS" if ok else "FAIL", value, before), reason
+    ok = _at_least(value, gate.threshold)
+    reason = None if ok else f"{gate.metric} is {value:.4f}, below {gate.threshold:g}"
+    return _result(raw, "PASS" if ok else "FAIL", value), reason
 
 
-def _values(report: Report | None, metric: str) -> dict[str, float]:
-    per_query = (report.model_extra or {}).get("per_query") if report is not None else None
+def _values(report: dict[str, Any] | None, metric: str) -> dict[str, float]:
+    per_query = report.get("per_query") if report is not None else None
     return {q: v[metric] for q, v in (per_query or {}).items() if metric in v}
 
 
-def _per_query_gate(gate: Gate, report: Report, baseline: Report | None) -> tuple[GateResult, str | None]:
+def _per_query_gate(gate: Gate, report: dict[str, Any], baseline: dict[str, Any] | None,
+                    ) -> tuple[dict[str, Any], str | None]:
     from goldkeeper.core.significance import paired_permutation_test
-    from goldkeeper.models.report import GateResult
 
     raw, metric = gate.raw, gate.metric
     current = _values(report, metric)
     if not current:
-        return GateResult(expression=raw, status="INDETERMINATE"), f"{raw}: no per-query values for '{metric}'"
+        return _result(raw, "INDETERMINATE"), f"{raw}: no per-query values for '{metric}'"
     if gate.kind == "sequential":
         return _sequential(gate, current)
     before = _values(baseline, metric)
     shared = [q for q in current if q in before]
     if not shared:
-        return (GateResult(expression=raw, status="INDETERMINATE"),
+        return (_result(raw, "INDETERMINATE"),
                 f"{raw}: the baseline has no per-query values for '{metric}' on these queries")
     a = [before[q] for q in shared]
     b = [current[q] for q in shared]
@@ -218,20 +224,20 @@ def _per_query_gate(gate: Gate, report: Report, baseline: Report | None) -> tupl
     mismatch = len(current) + len(before) - 2 * len(shared)
     note = f" ({mismatch} queries not in both reports were left out)" if mismatch else ""
     if differing and 1 / 2**differing > _ALPHA:
-        return (GateResult(expression=raw, status="INDETERMINATE"),
+        return (_result(raw, "INDETERMINATE"),
                 f"{raw}: unresolvable, only {differing} queries differ from the baseline{note}")
     p = paired_permutation_test(a, b, alternative="less")
     if p <= _ALPHA:
         change = sum(b) / len(b) - sum(a) / len(a)
-        return (GateResult(expression=raw, status="FAIL", observed=sum(b) / len(b), baseline=sum(a) / len(a)),
+        return (_result(raw, "FAIL", sum(b) / len(b), sum(a) / len(a)),
                 f"{metric} regressed by {-change:.4f} against the baseline (paired test, p = {p:.4f}){note}")
-    return GateResult(expression=raw, status="PASS", observed=sum(b) / len(b), baseline=sum(a) / len(a)), None
+    return _result(raw, "PASS", sum(b) / len(b), sum(a) / len(a)), None
 
 
 SEQUENTIAL_SEED = 0
 
 
-def _sequential(gate: Gate, current: dict[str, float]) -> tuple[GateResult, str | None]:
+def _sequential(gate: Gate, current: dict[str, float]) -> tuple[dict[str, Any], str | None]:
     """Watch the queries one at a time, in a seeded order that owes nothing to their values,
     and stop at the first look where the confidence sequence (valid at every look) is wholly
     above the floor (PASS) or below it (FAIL); undecided when the budget or the queries run
@@ -239,7 +245,6 @@ def _sequential(gate: Gate, current: dict[str, float]) -> tuple[GateResult, str 
     import numpy as np
 
     from goldkeeper.core.sequential import betting_cs
-    from goldkeeper.models.report import GateResult
 
     raw, metric, floor = gate.raw, gate.metric, gate.threshold
     ids = sorted(current)
@@ -248,20 +253,23 @@ def _sequential(gate: Gate, current: dict[str, float]) -> tuple[GateResult, str 
     lower, upper = betting_cs([current[ids[i]] for i in looked])
     for look, (low, high) in enumerate(zip(lower, upper), 1):
         if low >= floor - 1e-12:
-            return GateResult(expression=raw, status="PASS", observed=low, looked=look, of=len(ids)), None
+            return _result(raw, "PASS", low, looked=look, of=len(ids)), None
         if high < floor:
-            return (GateResult(expression=raw, status="FAIL", observed=high, looked=look, of=len(ids)),
+            return (_result(raw, "FAIL", high, looked=look, of=len(ids)),
                     f"{metric}: the confidence sequence settled below {floor:g} after {look} queries "
                     f"(upper bound {high:.4f})")
     limit = "the budget of" if gate.budget is not None and gate.budget < len(ids) else "all"
-    return (GateResult(expression=raw, status="FAIL", observed=lower[-1], looked=len(looked), of=len(ids)),
+    return (_result(raw, "FAIL", lower[-1], looked=len(looked), of=len(ids)),
             f"{metric}: the confidence sequence [{lower[-1]:.4f}, {upper[-1]:.4f}] is undecided about {floor:g} "
             f"after {limit} {len(looked)} queries (undecided fails)")
 
 
-def evaluate_gates(report: Report, gates: list[Gate | str], baseline: Report | None = None) -> GateEvaluation:
-    """Evaluate every gate; the combined status is the worst one (PASS when there are none)."""
-    results: list[GateResult] = []
+def gate_results(report: dict[str, Any], gates: list[Gate | str], baseline: dict[str, Any] | None = None,
+                 ) -> tuple[Status, list[dict[str, Any]], list[str]]:
+    """Every gate evaluated on a report document (its JSON form; ``baseline`` too): the worst
+    status (PASS when there are none), each gate's result as the report writes it, and the
+    reasons of those that did not pass. What ``evaluate_gates`` and the reports run."""
+    results: list[dict[str, Any]] = []
     reasons: list[str] = []
     status: Status = "PASS"
     for gate in gates:
@@ -270,5 +278,20 @@ def evaluate_gates(report: Report, gates: list[Gate | str], baseline: Report | N
         results.append(result)
         if reason is not None:
             reasons.append(reason)
-        status = worse_status(status, result.status)
-    return GateEvaluation(status=status, results=results, reasons=reasons)
+        status = worse_status(status, result["status"])
+    return status, results, reasons
+
+
+def _document(report: Report | dict[str, Any]) -> dict[str, Any]:
+    return report if isinstance(report, dict) else report.to_json_dict()
+
+
+def evaluate_gates(report: Report | dict[str, Any], gates: list[Gate | str],
+                   baseline: Report | dict[str, Any] | None = None) -> GateEvaluation:
+    """Evaluate every gate; the combined status is the worst one (PASS when there are none).
+    ``report`` and ``baseline`` are ``Report`` models or their JSON documents."""
+    from goldkeeper.models.report import GateResult
+
+    status, results, reasons = gate_results(_document(report), gates,
+                                            None if baseline is None else _document(baseline))
+    return GateEvaluation(status=status, results=[GateResult.model_validate(r) for r in results], reasons=reasons)

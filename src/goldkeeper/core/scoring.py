@@ -28,7 +28,6 @@ from goldkeeper.core.grouped import (
 )
 from goldkeeper.core.intervals import BootstrapSpec, Interval, bca_intervals, metric_interval
 from goldkeeper.core.metric_ids import METRIC_NAMES, MetricId
-from goldkeeper.models.report import Measurement, StratumScore
 
 if TYPE_CHECKING:
     from goldkeeper.models.judgment import Judgment
@@ -62,11 +61,18 @@ _SLICE = 8192
 
 @dataclass
 class ScoreResult:
-    """What ``score`` found. Metric values are rounded to 12 decimals, as the spec asks."""
+    """What ``score`` found. Metric values are rounded to 12 decimals, as the spec asks.
+
+    ``metrics`` maps a metric id to its measurement and ``per_stratum`` a stratum name to
+    ``{"n", "metrics"}``, both as the report writes them (``goldkeeper.models.report``'s
+    ``Measurement`` and ``StratumScore`` in JSON form: ``{"value", "n", "ci", "deterministic",
+    "ci_method", "ci_note"}``, the interval's keys only with an interval). They are plain
+    values, so that scoring loads no pydantic; ``build_report`` validates them into models.
+    """
 
     ks: list[int]
     threshold: int
-    metrics: dict[str, Measurement]
+    metrics: dict[str, dict[str, Any]]
     per_query: dict[str, dict[str, float]]
     queries: int
     queries_scored: int
@@ -75,7 +81,7 @@ class ScoreResult:
     queries_with_duplicates: list[str]
     run_only_queries: list[str]
     run_queries: int
-    per_stratum: dict[str, StratumScore] | None
+    per_stratum: dict[str, dict[str, Any]] | None
     worst_stratum: dict | None
     stratum_conflicts: dict[str, list[str]]
     #: The interval settings used (resamples capped for very large query sets), or None.
@@ -135,7 +141,7 @@ def _round(value: float) -> float:
 
 
 def _measurements(values: dict[MetricId, np.ndarray], rows: np.ndarray | slice,
-                  intervals: BootstrapSpec | None) -> dict[str, Measurement]:
+                  intervals: BootstrapSpec | None) -> dict[str, dict[str, Any]]:
     """Mean of each metric over ``rows``, with its interval when ``intervals`` is given:
     Clopper-Pearson for 0/1 values, BCa for graded ones (one shared set of resamples)."""
     selected = {metric: column[rows] for metric, column in values.items()}
@@ -153,13 +159,15 @@ def _measurements(values: dict[MetricId, np.ndarray], rows: np.ndarray | slice,
             found.update(zip(graded, bca_intervals(matrix, intervals)))
     out = {}
     for metric, column in selected.items():
-        measurement = Measurement(value=_round(column.mean()), n=int(column.size), deterministic=True)
+        measurement: dict[str, Any] = {"value": _round(column.mean()), "n": int(column.size)}
         interval = found.get(metric)
         if interval is not None:
-            measurement.ci = (_round(interval.low), _round(interval.high))
-            measurement.ci_method = interval.method  # type: ignore[attr-defined]
+            measurement["ci"] = [_round(interval.low), _round(interval.high)]
+        measurement["deterministic"] = True
+        if interval is not None:
+            measurement["ci_method"] = interval.method
             if interval.note:
-                measurement.ci_note = interval.note  # type: ignore[attr-defined]
+                measurement["ci_note"] = interval.note
         out[str(metric)] = measurement
     return out
 
@@ -363,7 +371,7 @@ def summarize(qrels: Qrels, found: QueryValues, *, worst_metric: str | None = No
     per_stratum = None
     worst = None
     if qrels.stratified:
-        per_stratum = {name: StratumScore(n=size, metrics=found.get(i, {}))
+        per_stratum = {name: {"n": size, "metrics": found.get(i, {})}
                        for i, (name, size) in enumerate(strata, start=1)}
         worst = worst_stratum(per_stratum, worst_metric or str(MetricId("recall", ks[0])))
 
@@ -391,13 +399,14 @@ def _in_order(fn: Callable[[Any], Any], items: list[Any], costs: list[int]) -> l
     return [fn(item) for item in items]
 
 
-def worst_stratum(per_stratum: dict[str, StratumScore], metric: str) -> dict | None:
-    """The lowest value of ``metric`` over strata with a scored query; ties go to the name
-    first in code-point order. None when no stratum was scored."""
+def worst_stratum(per_stratum: dict[str, dict[str, Any]], metric: str) -> dict | None:
+    """The lowest value of ``metric`` over strata with a scored query (``per_stratum`` as
+    a report writes it); ties go to the name first in code-point order. None when no stratum
+    was scored."""
     candidates = [
-        (stratum.metrics[metric].value, name)
+        (stratum["metrics"][metric]["value"], name)
         for name, stratum in per_stratum.items()
-        if stratum.n > 0 and metric in stratum.metrics
+        if stratum["n"] > 0 and metric in stratum["metrics"]
     ]
     if not candidates:
         return None

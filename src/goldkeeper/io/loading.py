@@ -28,7 +28,7 @@ from goldkeeper.io.scan import feed
 if TYPE_CHECKING:
     from goldkeeper.models.report import Report
     from goldkeeper.models.run import RunEntry
-    from goldkeeper.models.validation import ValidationResult
+    from goldkeeper.core.validation import ValidationResult
 
 
 __all__ = [
@@ -77,8 +77,10 @@ def iter_label_blocks(url: str, fmt: str | None = None) -> tuple[Iterator[list[d
                 break
             kind = qrels_format.detect_labels_format(head[:4096].decode("utf-8", "replace"), url)
         if kind == "jsonl":
+            from goldkeeper.io.fastjson import judgment_rows
+
             hashed = Hashed(iter_blocks(url))
-            return iter_judgment_blocks(hashed, source), hashed
+            return iter_judgment_blocks(hashed, source, decode=judgment_rows), hashed
         fmt = kind
     data = read_bytes(url)
     digest = hashlib.sha256(data)

@@ -22,7 +22,7 @@ from goldkeeper.io.forked import can_fork, start
 
 if TYPE_CHECKING:
     from goldkeeper.core.grouped import Qrels
-    from goldkeeper.models.validation import ValidationResult
+    from goldkeeper.core.validation import ValidationResult
 
 __all__ = ["feed", "validate_url"]
 
@@ -37,8 +37,12 @@ def feed(validator: Validator, path: str, source: str, start: int, stop: int, fi
     from ``first_line``), grouping them into ``qrels`` too when given (score's reader)."""
     if qrels is not None:
         from goldkeeper.core.grouped import build_qrels
+    decode = None
+    if qrels is not None:
+        from goldkeeper.io.fastjson import judgment_rows as decode
     for rows in iter_judgment_blocks(
-        iter_blocks(path, _BLOCK, start=start, stop=stop), source, first_line=first_line, allow_empty=True
+        iter_blocks(path, _BLOCK, start=start, stop=stop), source, first_line=first_line, allow_empty=True,
+        decode=decode,
     ):
         validator.add_many(rows)
         if qrels is not None:

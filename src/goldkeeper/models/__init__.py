@@ -14,7 +14,6 @@ if TYPE_CHECKING:
     from .judgment import JUDGMENT_FIELDS, Judgment
     from .report import GateResult, Measurement, Report, StratumScore, Verdict
     from .run import RunEntry
-    from .validation import Issue, ValidationResult
 
 # Each model's module loads on first use: reading labels needs only ``judgment``, and the
 # report and corpus models cost 20-30 ms of import each.
@@ -23,7 +22,6 @@ _MODULES = {
     **dict.fromkeys(("JUDGMENT_FIELDS", "Judgment"), "judgment"),
     **dict.fromkeys(("GateResult", "Measurement", "Report", "StratumScore", "Verdict"), "report"),
     "RunEntry": "run",
-    **dict.fromkeys(("Issue", "ValidationResult"), "validation"),
 }
 
 
@@ -40,13 +38,11 @@ __all__ = [
     "Chunk",
     "CorpusSnapshot",
     "GateResult",
-    "Issue",
     "Judgment",
     "Measurement",
     "Report",
     "RunEntry",
     "StratumScore",
-    "ValidationResult",
     "Verdict",
     "export_schemas",
 ]
