@@ -231,16 +231,32 @@ def _gates_and_cutoffs(gate: list[str], k: list[str]) -> tuple[list[Any], list[i
     return gates, ks or [10]
 
 
-def _bootstrap_spec(intervals: bool, confidence: float, resamples: int, seed: int):
-    if not intervals:
-        return None
-    from goldkeeper.core.intervals import BootstrapSpec
-
+def _check_bootstrap(confidence: float, resamples: int) -> None:
     if not 0 < confidence < 1:
         raise UsageError(f"--confidence: must be between 0 and 1, got {confidence}")
     if resamples < 100:
         raise UsageError(f"--resamples: must be at least 100, got {resamples}")
+
+
+def _bootstrap_spec(intervals: bool, confidence: float, resamples: int, seed: int):
+    if not intervals:
+        return None
+    _check_bootstrap(confidence, resamples)
+    from goldkeeper.core.intervals import BootstrapSpec  # (numpy)
+
     return BootstrapSpec(confidence, resamples, seed)
+
+
+def _import_scoring() -> None:
+    """numpy and the scoring modules, 0.05 s of import: ``score`` loads them while its
+    reader's child is still reading, instead of before reading.
+
+    With one OpenBLAS thread: at import OpenBLAS starts one per core, and beside a busy
+    process numpy's import then took 0.11-0.13 s instead of 0.05-0.065. score spreads its
+    work over processes itself and multiplies no large matrices; a user's setting stands."""
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+    import goldkeeper.core.reporting  # noqa: F401
+    import goldkeeper.core.scoring  # noqa: F401
 
 
 @app.command()
@@ -268,8 +284,6 @@ def score(
     # only walks them: at 100k queries x 100, 25 young collections of 100,000 objects each
     # took 0.10 s of the parent's 3 s and 0.04 s of the child's. It is off for the command.
     gc.disable()
-    from goldkeeper.core.reporting import report_document
-    from goldkeeper.core.scoring import query_values, summarize
     from goldkeeper.io.files import report_bytes, write_bytes_atomic
     from goldkeeper.io.forked import split_map
     from goldkeeper.io.loading import load_baseline, read_scoring_inputs
@@ -280,13 +294,15 @@ def score(
         raise UsageError("--judgments and --run cannot both read stdin")
     gates, ks = _gates_and_cutoffs(gate, k)
     generated_at = _generated_at(now)
-    bootstrap = _bootstrap_spec(intervals, confidence, resamples, seed)
+    if intervals:
+        _check_bootstrap(confidence, resamples)
     previous = load_baseline(baseline) if baseline else None
     # The run is read in a second process while this one reads and validates the judgments
     # (a block at a time; only --corpus keeps every row, since drift looks at each label).
-    # That process starts after the imports: started before them, so that it worked while
-    # they ran, it made score no faster (10k x 100: 0.52-0.57 s against 0.50 s), since two
-    # busy processes slow each other here by 20-35% and its larger share came back by pipe.
+    # numpy and the scoring modules are imported once this process has read its share, while
+    # the other still reads (it was idle then, waiting). Importing them while both processes
+    # read from the start made score no faster (10k x 100: 0.52-0.57 s against 0.50 s): two
+    # busy processes slow each other here by 20-35%, and the larger share came back by pipe.
     count_drift = None
     if corpus:
         from goldkeeper.core.drift import drift_counts
@@ -296,7 +312,11 @@ def score(
             return drift_counts(rows, open_corpus(corpus))
 
     read = read_scoring_inputs(judgments, judgments_format.value if judgments_format else None,
-                               run, run_format, max(ks), on_rows=count_drift)
+                               run, run_format, max(ks), on_rows=count_drift, meanwhile=_import_scoring)
+    from goldkeeper.core.reporting import report_document
+    from goldkeeper.core.scoring import query_values, summarize
+
+    bootstrap = _bootstrap_spec(intervals, confidence, resamples, seed)
     validation, qrels, judgments_sha, entries, run_sha = (read.validation, read.qrels, read.judgments_sha,
                                                           read.run, read.run_sha)
     drift_counts_found, corpus_info = read.from_rows if corpus else (None, None)

@@ -76,7 +76,7 @@ def test_a_jsonl_run_is_cut_where_both_processes_get_equal_work(tmp_path):
     size = url.stat().st_size
     alone = RunReader(str(url), None, 10)  # no judgments to read first: the middle
     assert abs(alone._cut - size / 2) < 300  # the next line boundary
-    weighted = RunReader(str(url), None, 10, judgments_bytes=size // 6)  # 0.5 + 3 * (1/6) / 2
+    weighted = RunReader(str(url), None, 10, judgments_bytes=size // 8)  # 0.5 + 4 * (1/8) / 2
     assert abs(weighted._cut - size * 0.75) < 300
     assert RunReader(str(url), None, 10, judgments_bytes=size)._cut is None  # the judgments outweigh it
     for reader in (alone, weighted):

@@ -37,10 +37,13 @@ def _run(tmp_path: Path, queries: int, bad: bool = False) -> Path:
 def _read(judgments: Path, run: Path, split: bool, monkeypatch) -> object:
     monkeypatch.setattr(loading, "LABELS_SPLIT_MIN_BYTES", 1 if split else 1 << 40)
     assert (loading._labels_cut(str(judgments), None, str(run), None) is not None) == split
+    calls: list[int] = []
     try:
-        got = loading.read_scoring_inputs(str(judgments), None, str(run), None, 10)
+        got = loading.read_scoring_inputs(str(judgments), None, str(run), None, 10,
+                                          meanwhile=lambda: calls.append(len(calls)))
     except InputError as error:
         return ("error", str(error))
+    assert calls == [0]  # once, whichever process read what
     q = got.qrels
     return (got.validation.to_dict(), [(k, list(v.items())) for k, v in q.grades.items()],
             list(q.stratum.items()), sorted(q.stratum_conflicts.items()), q.stratified,
@@ -86,3 +89,13 @@ def test_only_blank_lines_is_worded_as_in_one_process(tmp_path, monkeypatch):
     run = _run(tmp_path, 10)
     split, whole = _read(judgments, run, True, monkeypatch), _read(judgments, run, False, monkeypatch)
     assert split == whole and split[0] == "error"
+
+
+def test_work_done_meanwhile_moves_the_cut_to_the_child(tmp_path, monkeypatch):
+    """What this process does meanwhile (score: numpy's import) is weighed in label bytes: the
+    child then reads more of the judgments."""
+    judgments, run = _write(tmp_path, _labels(40_000)), _run(tmp_path, 8000)
+    monkeypatch.setattr(loading, "LABELS_SPLIT_MIN_BYTES", 1)
+    plain = loading._labels_cut(str(judgments), None, str(run), None)
+    weighed = loading._labels_cut(str(judgments), None, str(run), None, 1 << 20)
+    assert plain is not None and weighed is not None and 0 < weighed[1] < plain[1]

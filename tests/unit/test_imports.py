@@ -62,8 +62,8 @@ def test_checking_commands_do_not_load_prefect(argv):
 
 def test_drift_runs_without_numpy_or_pydantic():
     """Drift's path (CLI, msgspec readers, classify) loads neither at start. numpy comes in
-    later only for the key probe of label blocks of 64 KB and more (core.judgments) and for
-    anchors in very long documents; pydantic only for the fallback readers and a fix.
+    later only for anchors in very long documents; pydantic only for the fallback readers
+    and a fix.
     (Loaded at start, they cost 50 to 75 ms of every drift.)"""
     code = (
         "import sys\nfrom goldkeeper.cli import main\n"

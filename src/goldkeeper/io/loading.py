@@ -264,11 +264,24 @@ def _first_half(data: Any, cut: int, depth: int, kind: str) -> tuple[RunHeads | 
 #: too: at 100k x 100, 3 measured 3.76 s, 5 3.98 s, 7 4.31 s and 10 4.34 s (interleaved
 #: medians of 5); 2 no better than 3.
 LABELS_PER_RUN_BYTE = 3
+
+#: The same weight when this process reads all the judgments and only the run is cut
+#: (``RunReader``): no label crosses the pipe then, and a byte of judgments weighs more. At
+#: 7k x 1,000 a judgments byte took 31 ns and a run byte 4.3 ns (one timeline), but the
+#: child also hashes the whole run (0.036 s). With 3 this process ended 0.06 s after the
+#: child, with 5 0.044 s before it; 4 ran 0.370 s against 0.388 (3) and 0.377 (5),
+#: interleaved medians of 9.
+READ_HERE_LABELS_PER_RUN_BYTE = 4
+
+#: What ``read_scoring_inputs``'s ``meanwhile`` (score: numpy's import, 0.05-0.07 s) weighs
+#: in bytes of judgments read, for the cuts: 6 MB of labels take 0.14 s here, so 2 MB. At
+#: 10k x 100 the child then idled 0.05 s waiting for this process.
+MEANWHILE_LABEL_BYTES = 2 << 20
 def _jsonl_share(size: int, judgments_bytes: int) -> float | None:
     """The share of a run JSONL file of ``size`` bytes that the child reads so that it (the
     part before) and this process (the judgments, then the part after) have about equal
     work; None when the judgments alone outweigh the run."""
-    share = 0.5 + LABELS_PER_RUN_BYTE * judgments_bytes / (2 * size)
+    share = 0.5 + READ_HERE_LABELS_PER_RUN_BYTE * judgments_bytes / (2 * size)
     return share if share < 0.9 else None
 
 
@@ -316,10 +329,16 @@ class RunReader:
     def cancel(self) -> None:
         self._child.cancel()
 
-    def result(self) -> tuple[RunHeads, str]:
+    def result(self, meanwhile: Callable[[], Any] | None = None) -> tuple[RunHeads, str]:
+        """The run's heads and sha256. ``meanwhile`` is called once this process has parsed
+        its part, before it waits for the child's."""
+        second = None
+        if self._data is not None:
+            second = _prefixes(self._data, self._cut, len(self._data), self._args[2], self._kind)
+        if meanwhile is not None:
+            meanwhile()
         if self._data is None:
             return self._child.result()
-        second = _prefixes(self._data, self._cut, len(self._data), self._args[2], self._kind)
         first, sha = self._child.result()
         if (first is None or second is None or not (len(first) or len(second))
                 or not set(first.query_ids).isdisjoint(second.query_ids)):
@@ -355,10 +374,12 @@ def _tail_then_run(path: str, source: str, cut: int, size: int, run: str, run_fm
     return (validator, qrels, digest.hexdigest(), *load_run_prefixes(run, run_fmt, depth))
 
 
-def _labels_cut(judgments: str, fmt: str | None, run: str, run_fmt: str | None) -> tuple[str, int, int] | None:
+def _labels_cut(judgments: str, fmt: str | None, run: str, run_fmt: str | None,
+                extra: int = 0) -> tuple[str, int, int] | None:
     """Where a judgments file is cut so that a forked child reads its tail and then the whole
-    run while this process reads its head: (path, cut, size), when the file is local JSONL
-    of at least ``LABELS_SPLIT_MIN_BYTES`` and the run is not cut itself (``RunReader``)."""
+    run while this process reads its head and then does work weighing ``extra`` bytes of
+    judgments: (path, cut, size), when the file is local JSONL of at least
+    ``LABELS_SPLIT_MIN_BYTES`` and the run is not cut itself (``RunReader``)."""
     if judgments == "-" or not is_local(judgments) or fmt not in (None, "jsonl") or not can_fork():
         return None
     size = local_size(judgments)
@@ -371,10 +392,11 @@ def _labels_cut(judgments: str, fmt: str | None, run: str, run_fmt: str | None) 
         return None
     run_size = local_size(run) if run != "-" and run_fmt in (None, "jsonl", "trec") and is_local(run) else 0
     if run_size >= HALVING_MIN_BYTES:
-        if _run_kind(run, run_fmt) == "trec" or _jsonl_share(run_size, size) is not None:
+        if _run_kind(run, run_fmt) == "trec" or _jsonl_share(run_size, size + extra) is not None:
             return None  # RunReader cuts the run: this process already reads part of it
-    # The head's labels against the tail's and the whole run, each weighed per byte.
-    share = min(0.95, 0.5 + run_size / (2 * LABELS_PER_RUN_BYTE * size))
+    # The head's labels and the extra work against the tail's and the whole run, each
+    # weighed per byte.
+    share = min(0.95, max(0.05, 0.5 + (run_size / LABELS_PER_RUN_BYTE - extra) / (2 * size)))
     with open(path, "rb") as handle:
         handle.seek(int(size * share))
         rest = handle.read(1 << 20)
@@ -388,7 +410,8 @@ LABELS_SPLIT_MIN_BYTES = 2 << 20
 
 
 def read_scoring_inputs(judgments: str, fmt: str | None, run: str, run_fmt: str | None, depth: int,
-                        *, on_rows: Callable[[list[dict[str, Any]]], Any] | None = None) -> ScoringInputs:
+                        *, on_rows: Callable[[list[dict[str, Any]]], Any] | None = None,
+                        meanwhile: Callable[[], Any] | None = None) -> ScoringInputs:
     """Read, check and group the judgments and read the run, on both cores.
 
     A forked child reads the run while this process reads the judgments. When the
@@ -398,11 +421,15 @@ def read_scoring_inputs(judgments: str, fmt: str | None, run: str, run_fmt: str 
     grouping merged, which gives exactly the one-pass result. Errors keep their order: the
     head's, then the tail's, then the run's. ``on_rows`` (drift counts, for ``--corpus``)
     gets every row while the run is still being read; the judgments are then read here.
+    ``meanwhile`` is called once this process has read its share, while the child may still
+    be reading: ``score`` imports numpy and the scoring modules there, 0.05 s that came
+    before any reading (10k x 100), and takes fewer labels here to pay for it.
     """
     source = source_name(judgments)
-    cut = None if on_rows is not None else _labels_cut(judgments, fmt, run, run_fmt)
+    extra = MEANWHILE_LABEL_BYTES if meanwhile is not None else 0
+    cut = None if on_rows is not None else _labels_cut(judgments, fmt, run, run_fmt, extra)
     if cut is None:
-        run_reader = RunReader(run, run_fmt, depth, judgments_bytes=local_size(judgments))
+        run_reader = RunReader(run, run_fmt, depth, judgments_bytes=local_size(judgments) + extra)
         try:
             blocks, hashed = iter_label_blocks(judgments, fmt)
             validator, qrels, kept = Validator(), Qrels(), []
@@ -417,13 +444,15 @@ def read_scoring_inputs(judgments: str, fmt: str | None, run: str, run_fmt: str 
         except BaseException:
             run_reader.cancel()
             raise
-        prefixes, run_sha = run_reader.result()
+        prefixes, run_sha = run_reader.result(meanwhile)
         return ScoringInputs(validation, qrels, hashed.hexdigest(), found, prefixes, run_sha, validator)
     path, at, size = cut
     child = start(_tail_then_run, path, source, at, size, run, run_fmt, depth)
     validator, qrels = Validator(), Qrels()
     try:
         feed(validator, path, source, 0, at, 1, qrels)
+        if meanwhile is not None:
+            meanwhile()
     except BaseException:
         child.cancel()
         raise
