@@ -56,12 +56,27 @@ def prefect_server():
             pytest.fail("prefect server did not start: " + (Path(HOME) / "server.log").read_text()[-2000:])
         time.sleep(0.5)
     yield {**os.environ, **SETTINGS}
+    _drain_prefect_workers()
     process.terminate()
     try:
         process.wait(30)
     except subprocess.TimeoutExpired:
         process.kill()
     log.close()
+
+
+def _drain_prefect_workers() -> None:
+    """Prefect's event and log workers outlive the flows that started them; once the server is
+    gone they retry with random jitter, changing the global random state while later tests'
+    Hypothesis strategies draw (its HypothesisDeprecationWarning, "do not use the random
+    module inside strategies"). They are drained while the server still answers."""
+    if "prefect" not in sys.modules:
+        return
+    from prefect.events.worker import EventsWorker
+    from prefect.logging.handlers import APILogWorker
+
+    EventsWorker.drain_all(timeout=10, at_exit=False)
+    APILogWorker.drain_all(timeout=10, at_exit=False)
 
 
 def queued_suite(root: str, suite: str) -> list[dict]:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from itertools import chain, compress, repeat
+from itertools import chain, compress, filterfalse, repeat
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -253,7 +253,7 @@ def query_values(qrels: Qrels, run: Iterable[RunEntry] | RunHeads, k: int | Sequ
     if len(seen_in_run) != len(query_ids):
         twice = sorted(q for q, times in Counter(query_ids).items() if times > 1)[:3]
         raise ValueError(f"query_values: the run has more than one entry for query {', '.join(twice)}")
-    run_only = [q for q in query_ids if q not in grades]
+    run_only = list(filterfalse(grades.__contains__, query_ids))  # (in C: 2x the list comprehension)
     duplicates = [q for q in heads.repeated if q in grades]
 
     # Each key's grade, all at once: its query's labels repeated once per key, then looked up
