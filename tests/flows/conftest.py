@@ -67,9 +67,9 @@ def prefect_server():
 
 def _drain_prefect_workers() -> None:
     """Prefect's event and log workers outlive the flows that started them; once the server is
-    gone they retry with random jitter, changing the global random state while later tests'
-    Hypothesis strategies draw (its HypothesisDeprecationWarning, "do not use the random
-    module inside strategies"). They are drained while the server still answers."""
+    gone they retry against it. They are drained while the server still answers. (Suspected of
+    the suite's intermittent HypothesisDeprecationWarning, "do not use the random module inside
+    strategies", which later tests print: draining did not remove it, so it is not theirs.)"""
     if "prefect" not in sys.modules:
         return
     from prefect.events.worker import EventsWorker
