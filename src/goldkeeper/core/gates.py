@@ -32,8 +32,8 @@ if TYPE_CHECKING:
     from goldkeeper.models.report import GateResult, Report, Status
 
 # Parsing a gate needs neither numpy nor pydantic: the CLI parses its gates (which may add
-# cutoffs) before it starts reading, and imports the scoring modules meanwhile. The
-# evaluators import the report model and the scoring helpers where they use them.
+# cutoffs) before it starts reading. The evaluators read report documents (JSON values, no
+# pydantic); only ``evaluate_gates``, for the Python API, builds the report models.
 
 __all__ = ["Gate", "GateEvaluation", "evaluate_gates", "gate_results", "parse_gate", "worse_status"]
 

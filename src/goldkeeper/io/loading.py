@@ -21,7 +21,7 @@ from goldkeeper.errors import InputError, UsageError
 from goldkeeper.io.files import (
     count_lines, decode_utf8, is_local, iter_blocks, iter_lines, local_path, map_file, read_bytes, source_name,
 )
-from goldkeeper.io.fastjson import Refused, run_lines
+from goldkeeper.io.fastjson import Refused, judgment_blocks, run_lines
 from goldkeeper.io.forked import can_fork, start
 from goldkeeper.io.scan import feed
 
@@ -77,16 +77,14 @@ def iter_label_blocks(url: str, fmt: str | None = None) -> tuple[Iterator[list[d
                 break
             kind = qrels_format.detect_labels_format(head[:4096].decode("utf-8", "replace"), url)
         if kind == "jsonl":
-            from goldkeeper.io.fastjson import judgment_rows
-
             hashed = Hashed(iter_blocks(url))
-            return iter_judgment_blocks(hashed, source, decode=judgment_rows), hashed
+            return judgment_blocks(hashed, source), hashed
         fmt = kind
     data = read_bytes(url)
     digest = hashlib.sha256(data)
     kind = fmt or qrels_format.detect_labels_format(data[:4096].decode("utf-8", "replace"), url)
     if kind == "jsonl":
-        blocks: Iterator[list[dict[str, Any]]] = iter_judgment_blocks(_blocks(data), source)
+        blocks: Iterator[list[dict[str, Any]]] = judgment_blocks(_blocks(data), source)
     elif kind == "trec":
         blocks = iter([[j.__dict__ for j in qrels_format.parse_trec_qrels(decode_utf8(data, source), source)]])
     elif kind == "beir":
@@ -274,9 +272,11 @@ LABELS_PER_RUN_BYTE = 3
 READ_HERE_LABELS_PER_RUN_BYTE = 4
 
 #: What ``read_scoring_inputs``'s ``meanwhile`` (score: numpy's import, 0.05-0.07 s) weighs
-#: in bytes of judgments read, for the cuts: 6 MB of labels take 0.14 s here, so 2 MB. At
-#: 10k x 100 the child then idled 0.05 s waiting for this process.
+#: in bytes of judgments read, for the cuts: 6 MB of labels take 0.14 s here, so 2 MB. Not
+#: counted, at 10k x 100 the child idled 0.05 s waiting for this process.
 MEANWHILE_LABEL_BYTES = 2 << 20
+
+
 def _jsonl_share(size: int, judgments_bytes: int) -> float | None:
     """The share of a run JSONL file of ``size`` bytes that the child reads so that it (the
     part before) and this process (the judgments, then the part after) have about equal
@@ -303,7 +303,7 @@ class RunReader:
     the parts parsed by the child and, in ``result``, by this process, which reads the
     judgments first: a TREC run at a query boundary near its middle; a run JSONL file (one
     query per line) where the two processes' work comes out about equal, the judgments'
-    ``judgments_bytes`` counted (``LABELS_PER_RUN_BYTE``), and not at all when they outweigh
+    ``judgments_bytes`` counted (``READ_HERE_LABELS_PER_RUN_BYTE``), and not at all when they outweigh
     it. Any part the fast readers decline, or a query found in both parts, sends the whole
     file to the one-piece reader, so results and error messages (file, line) are exactly
     ``load_run_prefixes``'s."""

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 from goldkeeper.core.judgments import iter_judgment_blocks
 from goldkeeper.core.validation import Validator
-from goldkeeper.io.fastjson import judgment_rows
+from goldkeeper.io.fastjson import judgment_blocks
 from goldkeeper.io.files import count_lines, is_local, iter_blocks, local_path, midpoint, source_name
 from goldkeeper.io.forked import can_fork, start
 
@@ -38,9 +38,8 @@ def feed(validator: Validator, path: str, source: str, start: int, stop: int, fi
     from ``first_line``), grouping them into ``qrels`` too when given (score's reader)."""
     if qrels is not None:
         from goldkeeper.core.grouped import build_qrels
-    for rows in iter_judgment_blocks(
-        iter_blocks(path, _BLOCK, start=start, stop=stop), source, first_line=first_line, allow_empty=True,
-        decode=judgment_rows,
+    for rows in judgment_blocks(
+        iter_blocks(path, _BLOCK, start=start, stop=stop), source, first_line=first_line, allow_empty=True
     ):
         validator.add_many(rows)
         if qrels is not None:
@@ -61,7 +60,7 @@ def validate_url(url: str, *, workers: int = 2) -> ValidationResult:
     mid = midpoint(path, size) if path is not None and size >= PARALLEL_MIN_BYTES else 0
     if not (path and mid and can_fork() and workers > 1):
         validator = Validator()
-        for rows in iter_judgment_blocks(iter_blocks(url), source, decode=judgment_rows):
+        for rows in judgment_blocks(iter_blocks(url), source):
             validator.add_many(rows)
         return validator.result()
 
