@@ -247,16 +247,25 @@ def _bootstrap_spec(intervals: bool, confidence: float, resamples: int, seed: in
     return BootstrapSpec(confidence, resamples, seed)
 
 
-def _import_scoring() -> None:
-    """numpy and the scoring modules, 0.05 s of import: ``score`` loads them while its
-    reader's child is still reading, instead of before reading.
+#: What importing the scoring modules without numpy weighs in judgments bytes for the
+#: reader's cuts (``read_scoring_inputs``): 4-5 ms, the time 0.25 MB of labels take.
+_SCORING_IMPORT_BYTES = 1 << 18
+
+
+def _import_scoring(intervals: bool, keys: int) -> None:
+    """The scoring modules, and numpy (0.05 s) when intervals or the numpy kernel for about
+    ``keys`` ranked keys will need it: ``score`` loads them while its reader's child is still
+    reading, instead of before reading. A small score without intervals never loads numpy.
 
     With one OpenBLAS thread: at import OpenBLAS starts one per core, and beside a busy
     process numpy's import then took 0.11-0.13 s instead of 0.05-0.065. score spreads its
     work over processes itself and multiplies no large matrices; a user's setting stands."""
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     import goldkeeper.core.reporting  # noqa: F401
-    import goldkeeper.core.scoring  # noqa: F401
+    from goldkeeper.core.scoring import numpy_kernel
+
+    if intervals or numpy_kernel(keys):
+        import numpy  # noqa: F401
 
 
 @app.command()
@@ -286,7 +295,7 @@ def score(
     gc.disable()
     from goldkeeper.io.files import report_bytes, write_bytes_atomic
     from goldkeeper.io.forked import split_map
-    from goldkeeper.io.loading import load_baseline, read_scoring_inputs
+    from goldkeeper.io.loading import MEANWHILE_LABEL_BYTES, load_baseline, read_scoring_inputs
 
     if threshold < 1:
         raise UsageError(f"--threshold: must be an integer >= 1, got {threshold}")
@@ -299,10 +308,11 @@ def score(
     previous = load_baseline(baseline) if baseline else None
     # The run is read in a second process while this one reads and validates the judgments
     # (a block at a time; only --corpus keeps every row, since drift looks at each label).
-    # numpy and the scoring modules are imported once this process has read its share, while
-    # the other still reads (it was idle then, waiting). Importing them while both processes
-    # read from the start made score no faster (10k x 100: 0.52-0.57 s against 0.50 s): two
-    # busy processes slow each other here by 20-35%, and the larger share came back by pipe.
+    # The scoring modules (and numpy, for intervals) are imported once this process has read
+    # its share, while the other still reads (it was idle then, waiting). Importing numpy
+    # while both processes read from the start made score no faster (10k x 100: 0.52-0.57 s
+    # against 0.50 s): two busy processes slow each other here by 20-35%, and the larger
+    # share came back by pipe.
     count_drift = None
     if corpus:
         from goldkeeper.core.drift import drift_counts
@@ -312,7 +322,9 @@ def score(
             return drift_counts(rows, open_corpus(corpus))
 
     read = read_scoring_inputs(judgments, judgments_format.value if judgments_format else None,
-                               run, run_format, max(ks), on_rows=count_drift, meanwhile=_import_scoring)
+                               run, run_format, max(ks), on_rows=count_drift,
+                               meanwhile=lambda queries: _import_scoring(intervals, queries * max(ks)),
+                               meanwhile_bytes=MEANWHILE_LABEL_BYTES if intervals else _SCORING_IMPORT_BYTES)
     from goldkeeper.core.reporting import report_document
     from goldkeeper.core.scoring import query_values, summarize
 

@@ -40,11 +40,14 @@ def _read(judgments: Path, run: Path, split: bool, monkeypatch) -> object:
     calls: list[int] = []
     try:
         got = loading.read_scoring_inputs(str(judgments), None, str(run), None, 10,
-                                          meanwhile=lambda: calls.append(len(calls)))
+                                          meanwhile=lambda queries: calls.append(queries))
     except InputError as error:
         return ("error", str(error))
-    assert calls == [0]  # once, whichever process read what
     q = got.qrels
+    # Once, whichever process read what, with the judged queries: counted when this process
+    # read them all, else estimated from its share.
+    assert len(calls) == 1
+    assert calls[0] == len(q.grades) if not split else len(q.grades) / 2 <= calls[0] <= 2 * len(q.grades)
     return (got.validation.to_dict(), [(k, list(v.items())) for k, v in q.grades.items()],
             list(q.stratum.items()), sorted(q.stratum_conflicts.items()), q.stratified,
             got.judgments_sha, got.run, got.run_sha)

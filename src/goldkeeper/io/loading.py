@@ -263,6 +263,13 @@ def _first_half(data: Any, cut: int, depth: int, kind: str) -> tuple[RunHeads | 
 #: medians of 5); 2 no better than 3.
 LABELS_PER_RUN_BYTE = 3
 
+#: The child's work that grows with neither file (forking, counting the lines before its
+#: cut, sending its result back) in bytes of judgments, for ``_labels_cut``. At 10k x 100,
+#: once score imported no numpy while the child read, the child ended 0.036 s after this
+#: process; with 2 MB score took 0.296 s against 0.315 s without (1 MB 0.300 s, 1.5 MB
+#: 0.298 s; interleaved medians of 11), and 100k x 100 2.62 s against 2.64 s (3 each).
+CHILD_LABEL_BYTES = 2 << 20
+
 #: The same weight when this process reads all the judgments and only the run is cut
 #: (``RunReader``): no label crosses the pipe then, and a byte of judgments weighs more. At
 #: 7k x 1,000 a judgments byte took 31 ns and a run byte 4.3 ns (one timeline), but the
@@ -271,9 +278,10 @@ LABELS_PER_RUN_BYTE = 3
 #: interleaved medians of 9.
 READ_HERE_LABELS_PER_RUN_BYTE = 4
 
-#: What ``read_scoring_inputs``'s ``meanwhile`` (score: numpy's import, 0.05-0.07 s) weighs
-#: in bytes of judgments read, for the cuts: 6 MB of labels take 0.14 s here, so 2 MB. Not
-#: counted, at 10k x 100 the child idled 0.05 s waiting for this process.
+#: What ``read_scoring_inputs``'s ``meanwhile`` weighs by default in bytes of judgments read,
+#: for the cuts: numpy's import (score with intervals), 0.05-0.07 s, where 6 MB of labels
+#: take 0.14 s here, so 2 MB. Not counted, at 10k x 100 the child idled 0.05 s waiting for
+#: this process. A caller whose work is lighter says so (``meanwhile_bytes``).
 MEANWHILE_LABEL_BYTES = 2 << 20
 
 
@@ -394,9 +402,9 @@ def _labels_cut(judgments: str, fmt: str | None, run: str, run_fmt: str | None,
     if run_size >= HALVING_MIN_BYTES:
         if _run_kind(run, run_fmt) == "trec" or _jsonl_share(run_size, size + extra) is not None:
             return None  # RunReader cuts the run: this process already reads part of it
-    # The head's labels and the extra work against the tail's and the whole run, each
-    # weighed per byte.
-    share = min(0.95, max(0.05, 0.5 + (run_size / LABELS_PER_RUN_BYTE - extra) / (2 * size)))
+    # The head's labels and the extra work against the tail's, the whole run (each weighed
+    # per byte) and the child's fixed work.
+    share = min(0.95, max(0.05, 0.5 + (run_size / LABELS_PER_RUN_BYTE + CHILD_LABEL_BYTES - extra) / (2 * size)))
     with open(path, "rb") as handle:
         handle.seek(int(size * share))
         rest = handle.read(1 << 20)
@@ -411,7 +419,8 @@ LABELS_SPLIT_MIN_BYTES = 2 << 20
 
 def read_scoring_inputs(judgments: str, fmt: str | None, run: str, run_fmt: str | None, depth: int,
                         *, on_rows: Callable[[list[dict[str, Any]]], Any] | None = None,
-                        meanwhile: Callable[[], Any] | None = None) -> ScoringInputs:
+                        meanwhile: Callable[[int], Any] | None = None,
+                        meanwhile_bytes: int = MEANWHILE_LABEL_BYTES) -> ScoringInputs:
     """Read, check and group the judgments and read the run, on both cores.
 
     A forked child reads the run while this process reads the judgments. When the
@@ -421,12 +430,15 @@ def read_scoring_inputs(judgments: str, fmt: str | None, run: str, run_fmt: str 
     grouping merged, which gives exactly the one-pass result. Errors keep their order: the
     head's, then the tail's, then the run's. ``on_rows`` (drift counts, for ``--corpus``)
     gets every row while the run is still being read; the judgments are then read here.
-    ``meanwhile`` is called once this process has read its share, while the child may still
-    be reading: ``score`` imports numpy and the scoring modules there, 0.05 s that came
-    before any reading (10k x 100), and takes fewer labels here to pay for it.
+    ``meanwhile(queries)`` is called once this process has read its share, while the child
+    may still be reading, with the number of judged queries (estimated from this process's
+    share when the child reads the rest): ``score`` imports the scoring modules there (and
+    numpy when it will need it: 0.05 s that came before any reading, at 10k x 100), and
+    takes fewer labels here to pay for it, as many as ``meanwhile_bytes`` of judgments would
+    take to read.
     """
     source = source_name(judgments)
-    extra = MEANWHILE_LABEL_BYTES if meanwhile is not None else 0
+    extra = meanwhile_bytes if meanwhile is not None else 0
     cut = None if on_rows is not None else _labels_cut(judgments, fmt, run, run_fmt, extra)
     if cut is None:
         run_reader = RunReader(run, run_fmt, depth, judgments_bytes=local_size(judgments) + extra)
@@ -444,7 +456,7 @@ def read_scoring_inputs(judgments: str, fmt: str | None, run: str, run_fmt: str 
         except BaseException:
             run_reader.cancel()
             raise
-        prefixes, run_sha = run_reader.result(meanwhile)
+        prefixes, run_sha = run_reader.result(None if meanwhile is None else lambda: meanwhile(len(qrels.grades)))
         return ScoringInputs(validation, qrels, hashed.hexdigest(), found, prefixes, run_sha, validator)
     path, at, size = cut
     child = start(_tail_then_run, path, source, at, size, run, run_fmt, depth)
@@ -452,7 +464,7 @@ def read_scoring_inputs(judgments: str, fmt: str | None, run: str, run_fmt: str 
     try:
         feed(validator, path, source, 0, at, 1, qrels)
         if meanwhile is not None:
-            meanwhile()
+            meanwhile(len(qrels.grades) * size // at)
     except BaseException:
         child.cancel()
         raise
