@@ -164,15 +164,15 @@ def score_rows(grade_rows: np.ndarray, ideal_rows: np.ndarray, n_relevant: np.nd
     return out
 
 
-def _python_rows(labels_of: list[dict[str, int]], key_grades: list[int], entry_rows: list[int],
+def _python_rows(labels_of: list[dict[str, int]], keys: list[str], entry_rows: list[int],
                  lengths: list[int], ks: list[int], threshold: int) -> dict[MetricId, list[float]]:
     """The Python kernel: what ``score_rows`` computes, query by query, with the same floating
     point operations in the same order (sums run over the ranks in order; a rank whose grade
     is 0 adds 0.0, which changes no sum, and is skipped).
 
     ``labels_of[i]`` is scored query i's labels; the run's entries follow one another in
-    ``key_grades`` (each key's grade, 0 when unjudged), entry j's ``lengths[j]`` keys for row
-    ``entry_rows[j]`` (-1: not a scored query). A scored query without an entry scores 0.
+    ``keys``, entry j's ``lengths[j]`` keys for row ``entry_rows[j]`` (-1: not a scored
+    query). A scored query without an entry scores 0.
     """
     depth = max(ks)
     discount = discounts(depth)
@@ -185,16 +185,20 @@ def _python_rows(labels_of: list[dict[str, int]], key_grades: list[int], entry_r
     for row, length, end in zip(entry_rows, lengths, accumulate(lengths)):
         if row < 0:
             continue
-        own = tuple(labels_of[row].values())
+        labels = labels_of[row]
+        head = keys[end - length:end]
+        graded = list(compress(range(length), map(labels.get, head)))  # ranks with a grade > 0
+        if not graded:
+            continue  # every value is 0
+        own = tuple(labels.values())
         ideal = ideals.get(own)
         if ideal is None:
             ideal = ideals[own] = _ideal(own, threshold, discount)
         relevant, idcg_exp, idcg_lin = ideal
-        grades = key_grades[end - length:end]
         hits, ap, dcg_exp, dcg_lin, first = 0, 0.0, 0.0, 0.0, -1
         marks = []  # after each rank with a grade: (rank, hits, AP sum, DCG exp, DCG linear)
-        for rank in compress(range(length), grades):
-            grade = grades[rank]
+        for rank in graded:
+            grade = labels[head[rank]]
             if grade >= threshold:
                 hits += 1
                 ap += hits / (rank + 1.0)
@@ -203,14 +207,16 @@ def _python_rows(labels_of: list[dict[str, int]], key_grades: list[int], entry_r
             dcg_exp += _GAIN[grade] * discount[rank]
             dcg_lin += grade * discount[rank]
             marks.append((rank, hits, ap, dcg_exp, dcg_lin))
-        if not marks:
-            continue  # every value is 0
+        last = marks[-1]
         for k, precision, recall, ndcg, ndcg_linear, mrr, average, hit_rate in per_cutoff:
-            found, sum_ap, gain_exp, gain_lin = 0, 0.0, 0.0, 0.0
-            for rank, *at in marks:
-                if rank >= k:
-                    break
-                found, sum_ap, gain_exp, gain_lin = at
+            if last[0] < k:  # every graded rank is within the cutoff
+                _, found, sum_ap, gain_exp, gain_lin = last
+            else:
+                found, sum_ap, gain_exp, gain_lin = 0, 0.0, 0.0, 0.0
+                for mark in marks:
+                    if mark[0] >= k:
+                        break
+                    _, found, sum_ap, gain_exp, gain_lin = mark
             c = min(k, len(idcg_exp)) - 1  # past the query's labels the ideal adds nothing
             if gain_exp:
                 ndcg[row] = gain_exp / idcg_exp[c]
@@ -386,15 +392,15 @@ def query_values(qrels: Qrels, run: Iterable[RunEntry] | RunHeads, k: int | Sequ
     run_only = list(filterfalse(grades.__contains__, query_ids))  # (in C: 2x the list comprehension)
     duplicates = [q for q in heads.repeated if q in grades]
 
-    # Each key's grade, all at once: its query's labels repeated once per key, then looked up
-    # with dict.get (0 for an unjudged key or an unjudged query).
-    labels_of_key = chain.from_iterable(map(repeat, map(grades.get, query_ids, repeat(_NO_LABELS)), heads.lengths))
-    key_grades = map(dict.get, labels_of_key, heads.keys, repeat(0))
     entry_rows = map(row_of.get, query_ids, repeat(-1))
     labels_of = list(map(grades.__getitem__, scored_ids))
     if kernel == "python" or (kernel is None and not numpy_kernel(len(heads.keys))):
-        values = _python_rows(labels_of, list(key_grades), list(entry_rows), heads.lengths, ks, threshold)
+        values = _python_rows(labels_of, heads.keys, list(entry_rows), heads.lengths, ks, threshold)
     else:
+        # Each key's grade, all at once: its query's labels repeated once per key, then looked
+        # up with dict.get (0 for an unjudged key or an unjudged query).
+        labels_of_key = chain.from_iterable(map(repeat, map(grades.get, query_ids, repeat(_NO_LABELS)), heads.lengths))
+        key_grades = map(dict.get, labels_of_key, heads.keys, repeat(0))
         values = _numpy_values(labels_of, key_grades, entry_rows, heads, ks, threshold)
     return QueryValues(ks, threshold, scored_ids, values, seen_in_run, duplicates, run_only, len(query_ids))
 
@@ -495,7 +501,7 @@ def summarize(qrels: Qrels, found: QueryValues, *, worst_metric: str | None = No
     names = [str(metric) for metric in values]
     rounded = _Rounded().__getitem__
     columns = [list(map(rounded, column)) for column in values.values()]
-    per_query = {query_id: dict(zip(names, row)) for query_id, row in zip(scored_ids, zip(*columns))}
+    per_query = dict(zip(scored_ids, map(dict, map(zip, repeat(names), zip(*columns)))))
 
     # The overall set first, then each stratum in name order (an empty one gets no metric):
     # its rows in order.
