@@ -102,3 +102,23 @@ def test_work_done_meanwhile_moves_the_cut_to_the_child(tmp_path, monkeypatch):
     plain = loading._labels_cut(str(judgments), None, str(run), None)
     weighed = loading._labels_cut(str(judgments), None, str(run), None, 1 << 20)
     assert plain is not None and weighed is not None and 0 < weighed[1] < plain[1]
+
+
+@pytest.mark.parametrize("where", ["run", "judgments"])
+def test_an_input_read_from_stdin_scores_as_the_same_file(where, tmp_path):
+    """The run is read in a forked child, which keeps this process's stdin: with
+    multiprocessing's child, which closes it, ``--run -`` read an empty run and every query
+    scored 0."""
+    import goldkeeper.examples
+    from tests.conftest import run_cli
+
+    examples = Path(goldkeeper.examples.__path__[0])
+    files = {"judgments": examples / "judgments.jsonl", "run": examples / "run.jsonl"}
+    common = ["score", "-k", "1,3", "--format", "json", "--no-intervals", "--now", "2026-01-01T00:00:00Z"]
+    from_files = run_cli(*common, "-j", str(files["judgments"]), "-r", str(files["run"]))
+    piped = {name: ("-" if name == where else str(path)) for name, path in files.items()}
+    from_stdin = run_cli(*common, "-j", piped["judgments"], "-r", piped["run"], stdin=files[where].read_bytes())
+    assert from_files.code == from_stdin.code == 0, from_stdin.stderr
+    expected, got = json.loads(from_files.stdout), json.loads(from_stdin.stdout)
+    assert got["metrics"] == expected["metrics"] and got["metrics"]["recall@3"]["value"] > 0
+    assert got["per_query"] == expected["per_query"]
