@@ -103,7 +103,15 @@ def decode_utf8(data: bytes, source: str) -> str:
         ) from None
 
 
-def iter_blocks(url: str, size: int = 4 << 20, *, start: int = 0, stop: int | None = None) -> Iterator[bytes]:
+#: How many bytes of lines the readers decode at once. The rows of a block are walked
+#: several times (decoded, validated column by column, grouped), so a block whose objects
+#: stay in the CPU's caches costs less: score's 6 MB of judgments (50,000 labels) were
+#: decoded, validated and grouped in 0.104 s in blocks of 64 KB against 0.163 s in blocks of
+#: 4 MB (32 KB to 128 KB within 2%), and its run of 9.2 MB read in 0.064 s against 0.070 s.
+LINES_BLOCK = 64 << 10
+
+
+def iter_blocks(url: str, size: int = LINES_BLOCK, *, start: int = 0, stop: int | None = None) -> Iterator[bytes]:
     """The file in blocks of about ``size`` bytes, each ending at a newline (except the last).
 
     ``start`` and ``stop`` read only bytes [start, stop) of a local file; both must fall on

@@ -19,7 +19,8 @@ from goldkeeper.core.grouped import Qrels, RunHeads, build_qrels, merge_qrels, p
 from goldkeeper.core.validation import Validator
 from goldkeeper.errors import InputError, UsageError
 from goldkeeper.io.files import (
-    count_lines, decode_utf8, is_local, iter_blocks, iter_lines, local_path, map_file, read_bytes, source_name,
+    LINES_BLOCK, count_lines, decode_utf8, is_local, iter_blocks, iter_lines, local_path, map_file, read_bytes,
+    source_name,
 )
 from goldkeeper.io.fastjson import Refused, judgment_blocks, run_lines
 from goldkeeper.io.forked import can_fork, start
@@ -101,7 +102,7 @@ def load_label_rows(url: str, fmt: str | None = None) -> tuple[list[dict[str, An
     return rows, digest.hexdigest()
 
 
-def _blocks(data: bytes, size: int = 4 << 20) -> Iterator[bytes]:
+def _blocks(data: bytes, size: int = LINES_BLOCK) -> Iterator[bytes]:
     """Whole lines, about ``size`` bytes at a time."""
     start, total = 0, len(data)
     while start < total:

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 from goldkeeper.core.judgments import iter_judgment_blocks
 from goldkeeper.core.validation import Validator
 from goldkeeper.io.fastjson import judgment_blocks
-from goldkeeper.io.files import count_lines, is_local, iter_blocks, local_path, midpoint, source_name
+from goldkeeper.io.files import LINES_BLOCK, count_lines, is_local, iter_blocks, local_path, midpoint, source_name
 from goldkeeper.io.forked import can_fork, start
 
 if TYPE_CHECKING:
@@ -29,7 +29,7 @@ __all__ = ["feed", "validate_url"]
 
 #: Below this a second process costs more than it saves.
 PARALLEL_MIN_BYTES = 32 << 20
-_BLOCK = 4 << 20
+_BLOCK = LINES_BLOCK
 
 
 def feed(validator: Validator, path: str, source: str, start: int, stop: int, first_line: int,
