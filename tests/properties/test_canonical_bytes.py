@@ -126,7 +126,7 @@ MESSY_ROW = st.fixed_dictionaries(
     },
     optional={
         "query": st.sampled_from(["a", "b"]),
-        "chunk_id": st.sampled_from(["c1:" + "a" * 32, "c1:" + "b" * 32, "c1:bad"]),
+        "chunk_id": st.sampled_from(["c1:" + "a" * 32, "c1:" + "b" * 32, "c1:bad", ""]),
         "text_sha": st.sampled_from(["t1:" + "0" * 32, "t1:bad"]),
         "chunk_text": st.sampled_from(["x", "y"]),
         "corpus_fingerprint": st.sampled_from(["", "f1", "f2"]),
@@ -162,3 +162,45 @@ def test_column_validation_equals_label_by_label_validation(batches):
         fast.add_many(batch)
         slow._add_rows(batch)
     assert fast.result() == slow.result()
+
+
+def _grouping(qrels) -> tuple:
+    return ([(q, list(g.items())) for q, g in qrels.grades.items()], list(qrels.stratum.items()),
+            sorted(qrels.stratum_conflicts.items()), qrels.stratified)
+
+
+LABEL_BATCHES = st.lists(st.one_of(st.lists(MESSY_ROW, max_size=8), st.lists(PLAIN_ROW, max_size=8),
+                                   st.lists(WITH_QUERY_ROW, max_size=8)), max_size=5)
+
+
+@settings(max_examples=400, deadline=None)
+@given(LABEL_BATCHES, st.data())
+def test_a_validator_that_groups_finds_what_one_with_its_own_pairs_finds(batches, data):
+    """Given a Qrels, a validator takes the pairs seen from the grouping it builds (score's
+    readers): the same findings as with its own set of pairs, the grouping of build_qrels,
+    and the same answer from absorb, whose caller then merges the groupings."""
+    from goldkeeper.core.grouped import Qrels, build_qrels, merge_qrels
+    from goldkeeper.core.validation import Validator
+
+    rows = [row for batch in batches for row in batch]
+    own, grouping = Validator(), Validator(Qrels())
+    for batch in batches:
+        own.add_many(batch)
+        grouping.add_many(batch)
+    assert grouping.result() == own.result()
+    assert _grouping(grouping._qrels) == _grouping(build_qrels(rows))
+
+    cut = data.draw(st.integers(0, len(batches)))
+    halves = [(Validator(), Validator(Qrels())) for _ in range(2)]
+    for (mine, grouped), part in zip(halves, (batches[:cut], batches[cut:])):
+        for batch in part:
+            mine.add_many(batch)
+            grouped.add_many(batch)
+    (first_own, first), (second_own, second) = halves
+    absorbed = first.absorb(second)
+    assert absorbed == first_own.absorb(second_own)
+    if absorbed:  # else the caller feeds the later labels again, after the earlier ones
+        merge_qrels(first._qrels, second._qrels)
+        assert first_own.result() == own.result()
+        assert first.result() == own.result()
+        assert _grouping(first._qrels) == _grouping(build_qrels(rows))

@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from goldkeeper.models.judgment import Judgment
 
-__all__ = ["UNSTRATIFIED", "Qrels", "RunHeads", "build_qrels", "join_strings", "merge_qrels", "pack_run",
-           "split_strings", "top_keys"]
+__all__ = ["UNSTRATIFIED", "Qrels", "RunHeads", "build_qrels", "join_strings", "label_target", "merge_qrels",
+           "pack_run", "split_strings", "top_keys"]
 
 UNSTRATIFIED = "_unstratified"
 
@@ -42,7 +42,7 @@ def build_qrels(judgments: Iterable[Judgment | Mapping[str, Any]], into: Qrels |
     for judgment in judgments:
         row = judgment if type(judgment) is dict or isinstance(judgment, Mapping) else judgment.__dict__
         query_id = row["query_id"]
-        key = row.get("chunk_id") or row["doc_uri"]
+        key = label_target(row)
         label_stratum = row.get("stratum")
         name = UNSTRATIFIED if label_stratum is None else label_stratum
         if label_stratum is not None:
@@ -58,6 +58,13 @@ def build_qrels(judgments: Iterable[Judgment | Mapping[str, Any]], into: Qrels |
     for query_id, names in conflicts.items():
         conflicts[query_id] = sorted(names)
     return qrels
+
+
+def label_target(row: Mapping[str, Any]) -> str:
+    """What a label judges, and so the ranking key it matches: its chunk when it names one,
+    else its document. A duplicate label is a second label of the same query and target."""
+    chunk = row.get("chunk_id")
+    return row["doc_uri"] if chunk is None else chunk
 
 
 def _note_stratum(conflicts: dict[str, list[str]], query_id: str, first: str, name: str) -> None:

@@ -15,7 +15,6 @@ Definitions (and which queries are averaged) are in spec/metrics.md.
 from __future__ import annotations
 
 import math
-import sys
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -383,7 +382,6 @@ def query_values(qrels: Qrels, run: Iterable[RunEntry] | RunHeads, k: int | Sequ
     grades = qrels.grades
     scored_ids = _scored_ids(qrels, threshold)
     row_of = {q: i for i, q in enumerate(scored_ids)}
-    n = len(scored_ids)
     query_ids = heads.query_ids
     seen_in_run = set(query_ids)
     if len(seen_in_run) != len(query_ids):

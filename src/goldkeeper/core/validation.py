@@ -3,6 +3,8 @@
 ``Validator`` is an accumulator: feed it labels one at a time (from a stream of any length)
 and ask for the ``ValidationResult`` at the end. It keeps only what the checks need (the
 (query, target) pairs, one query text per query, counters), never the labels themselves.
+Given a ``Qrels``, it groups the labels into it too and takes the pairs seen from there
+instead of keeping a set of its own (score's readers, which group the labels anyway).
 
 Issue codes, severities, messages and their order are the reference implementation's
 (retrieval-eval 0.1.1), which the ``unsorted-queries`` fixture makes normative: per-label
@@ -24,7 +26,7 @@ from datetime import datetime
 from itertools import repeat
 from typing import TYPE_CHECKING, Any, Literal
 
-from goldkeeper.core.grouped import join_strings, split_strings
+from goldkeeper.core.grouped import Qrels, build_qrels, join_strings, split_strings
 from goldkeeper.core.identity import text_sha
 
 if TYPE_CHECKING:
@@ -115,10 +117,20 @@ def _id_form(value: str) -> str:
     return unicodedata.normalize("NFKC", value).strip()
 
 
-class Validator:
-    """Streaming accumulator behind ``validate``."""
+_NOTHING: dict[str, Any] = {}
 
-    def __init__(self) -> None:
+
+class Validator:
+    """Streaming accumulator behind ``validate``.
+
+    With ``qrels`` it also groups every label it is fed into them (``build_qrels``), and a
+    (query, target) pair counts as seen when the grouping has it: the pairs are kept once,
+    as score needs them, not also as a set of tuples here (at 50,000 labels 7 MB, and 10 ms
+    of the 43 ms validation took). The findings are the same either way: the grouping's key
+    of a label is its target (``label_target``)."""
+
+    def __init__(self, qrels: Qrels | None = None) -> None:
+        self._qrels = qrels
         #: (severity, code, message) of each finding: the models are built by ``result``.
         self._issues: list[tuple[Severity, str, str]] = []
         self._labels = 0
@@ -130,6 +142,8 @@ class Validator:
         self._fingerprints: set[str] = set()
         self._seen: set[tuple[str, str]] = set()
         self._query_text: dict[str, str] = {}
+        #: Queries whose text changed among this validator's labels (for ``absorb``).
+        self._text_changed: set[str] = set()
         self._strata: dict[str, int] = {}
         self._doc_uris: set[str] = set()
 
@@ -183,6 +197,8 @@ class Validator:
             done = self._add_columns(batch)
         if not done:
             self._add_rows(batch)
+        if self._qrels is not None:
+            build_qrels(batch, self._qrels)
 
     def _add_columns(self, rows: list[Mapping[str, Any]]) -> bool:
         """The fast path: True when done, False (nothing changed) when a label needs a finding."""
@@ -193,7 +209,12 @@ class Validator:
         # Each label's target: its chunk, else its document (all documents: the common case).
         targets = docs if without_chunk == len(rows) else [d if c is None else c for c, d in zip(chunks, docs)]
         key_set = set(zip(qids, targets))
-        if len(key_set) != len(rows) or not key_set.isdisjoint(self._seen):
+        if len(key_set) != len(rows):
+            return False
+        if self._qrels is None:
+            if not key_set.isdisjoint(self._seen):
+                return False
+        elif any(map(dict.__contains__, map(self._qrels.grades.get, qids, repeat(_NOTHING)), targets)):
             return False
         queries = _column(rows, "query")
         if None in queries:
@@ -236,7 +257,8 @@ class Validator:
             strata[name] = strata.get(name, 0) + count
         self._queries.update(qids)
         self._doc_uris.update(docs)
-        self._seen |= key_set
+        if self._qrels is None:
+            self._seen |= key_set
         known.update(texts)
         return True
 
@@ -246,7 +268,10 @@ class Validator:
         queries = self._queries
         doc_uris = self._doc_uris
         fingerprints = self._fingerprints
-        seen = self._seen
+        # The pairs seen before: this validator's, or the grouping's (which this batch joins
+        # only after) and the batch's own so far.
+        seen = self._seen if self._qrels is None else set()
+        grouped = _NOTHING if self._qrels is None else self._qrels.grades
         query_text = self._query_text
         strata = self._strata
         labels = positives = human = synthetic = with_chunk_id = 0
@@ -276,7 +301,7 @@ class Validator:
 
             target = doc_uri if chunk is None else chunk
             key = (query_id, target)
-            if key in seen:
+            if key in seen or target in grouped.get(query_id, _NOTHING):
                 issue(
                     "error",
                     "duplicate-label",
@@ -297,6 +322,7 @@ class Validator:
                         f"query {query_id} has two different query strings",
                     )
                     query_text[query_id] = query
+                    self._text_changed.add(query_id)
 
             if chunk is not None:
                 with_chunk_id += 1
@@ -346,11 +372,23 @@ class Validator:
         gives the per-label findings in their right place then. That is rare, and the caller
         falls back to it.
         """
-        if not self._seen.isdisjoint(later._seen):
-            return False
+        if (self._qrels is None) != (later._qrels is None):
+            raise ValueError("Validator.absorb: one validator groups its labels and the other does not")
+        if self._qrels is None or later._qrels is None:
+            if not self._seen.isdisjoint(later._seen):
+                return False
+        else:  # the later labels' grouping is merged by the caller, after
+            grades = self._qrels.grades
+            for query_id, targets in later._qrels.grades.items():
+                mine = grades.get(query_id)
+                if mine is not None and not mine.keys().isdisjoint(targets):
+                    return False
+        # A query with text on both sides interacts unless every later text of it is the
+        # earlier side's last one: only the later side's last text is kept, so one that
+        # changed there interacts too (the later side's first text may differ from ours).
         text = self._query_text
         for query_id, query in later._query_text.items():
-            if text.get(query_id, query) != query:
+            if query_id in text and (text[query_id] != query or query_id in later._text_changed):
                 return False
         self._issues.extend(later._issues)
         self._labels += later._labels
@@ -363,6 +401,7 @@ class Validator:
         self._seen |= later._seen
         self._doc_uris |= later._doc_uris
         text.update(later._query_text)
+        self._text_changed |= later._text_changed
         for name, count in later._strata.items():
             self._strata[name] = self._strata.get(name, 0) + count
         return True

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from goldkeeper.core import qrels as qrels_format
 from goldkeeper.core.judgments import iter_judgment_blocks
 from goldkeeper.core.runs import iter_run
-from goldkeeper.core.grouped import Qrels, RunHeads, build_qrels, merge_qrels, pack_run
+from goldkeeper.core.grouped import Qrels, RunHeads, merge_qrels, pack_run
 from goldkeeper.core.validation import Validator
 from goldkeeper.errors import InputError, UsageError
 from goldkeeper.io.files import (
@@ -375,8 +375,9 @@ class ScoringInputs(NamedTuple):
 
 def _tail_then_run(path: str, source: str, cut: int, size: int, run: str, run_fmt: str | None,
                    depth: int) -> tuple[Validator, Qrels, str, RunHeads, str]:  # runs forked
-    validator, qrels = Validator(), Qrels()
-    feed(validator, path, source, cut, size, count_lines(path, cut) + 1, qrels)
+    qrels = Qrels()
+    validator = Validator(qrels)
+    feed(validator, path, source, cut, size, count_lines(path, cut) + 1)
     digest = hashlib.sha256()
     for block in iter_blocks(path):
         digest.update(block)
@@ -445,10 +446,10 @@ def read_scoring_inputs(judgments: str, fmt: str | None, run: str, run_fmt: str 
         run_reader = RunReader(run, run_fmt, depth, judgments_bytes=local_size(judgments) + extra)
         try:
             blocks, hashed = iter_label_blocks(judgments, fmt)
-            validator, qrels, kept = Validator(), Qrels(), []
+            qrels, kept = Qrels(), []
+            validator = Validator(qrels)
             for block in blocks:
                 validator.add_many(block)
-                build_qrels(block, qrels)
                 if on_rows is not None:
                     kept.extend(block)
             validation = validator.result()
@@ -461,9 +462,10 @@ def read_scoring_inputs(judgments: str, fmt: str | None, run: str, run_fmt: str 
         return ScoringInputs(validation, qrels, hashed.hexdigest(), found, prefixes, run_sha, validator)
     path, at, size = cut
     child = start(_tail_then_run, path, source, at, size, run, run_fmt, depth)
-    validator, qrels = Validator(), Qrels()
+    qrels = Qrels()
+    validator = Validator(qrels)
     try:
-        feed(validator, path, source, 0, at, 1, qrels)
+        feed(validator, path, source, 0, at, 1)
         if meanwhile is not None:
             meanwhile(len(qrels.grades) * size // at)
     except BaseException:
@@ -473,7 +475,7 @@ def read_scoring_inputs(judgments: str, fmt: str | None, run: str, run_fmt: str 
     if validator.absorb(tail):
         merge_qrels(qrels, tail_qrels)
     else:
-        feed(validator, path, source, at, size, count_lines(path, at) + 1, qrels)
+        feed(validator, path, source, at, size, count_lines(path, at) + 1)
     if validator.labels == 0:
         for _ in iter_judgment_blocks(iter_blocks(path), source):  # only blank lines: worded here
             pass

@@ -312,14 +312,13 @@ def split_labels_by_query(judgments_url: str, work_url: str, partitions: int, fm
     scoring, and write each query partition's label rows. Returns the grouping (the driver
     merges and summarizes with it), the validation and the file's sha256."""
     blocks, hashed = iter_label_blocks(judgments_url, fmt)
-    validator = Validator()
     qrels = Qrels()
+    validator = Validator(qrels)
     with ExitStack() as stack:
         sinks = [stack.enter_context(open_write_atomic(_scoring_url(work_url, "labels", p, "jsonl")))
                  for p in range(partitions)]
         for block in blocks:
-            validator.add_many(block)
-            build_qrels(block, qrels)
+            validator.add_many(block)  # and groups it into qrels
             lines: list[list[bytes]] = [[] for _ in range(partitions)]
             for row in block:
                 lines[partition_of(row["query_id"], partitions)].append(orjson.dumps(row) + b"\n")

@@ -22,7 +22,6 @@ from goldkeeper.io.files import LINES_BLOCK, count_lines, is_local, iter_blocks,
 from goldkeeper.io.forked import can_fork, start
 
 if TYPE_CHECKING:
-    from goldkeeper.core.grouped import Qrels
     from goldkeeper.core.validation import ValidationResult
 
 __all__ = ["feed", "validate_url"]
@@ -32,18 +31,14 @@ PARALLEL_MIN_BYTES = 32 << 20
 _BLOCK = LINES_BLOCK
 
 
-def feed(validator: Validator, path: str, source: str, start: int, stop: int, first_line: int,
-         qrels: Qrels | None = None) -> None:
+def feed(validator: Validator, path: str, source: str, start: int, stop: int, first_line: int) -> None:
     """Validate the labels of bytes [start, stop) of a local judgments file (lines numbered
-    from ``first_line``), grouping them into ``qrels`` too when given (score's reader)."""
-    if qrels is not None:
-        from goldkeeper.core.grouped import build_qrels
+    from ``first_line``); a validator given a ``Qrels`` groups them into it too (score's
+    reader)."""
     for rows in judgment_blocks(
         iter_blocks(path, _BLOCK, start=start, stop=stop), source, first_line=first_line, allow_empty=True
     ):
         validator.add_many(rows)
-        if qrels is not None:
-            build_qrels(rows, qrels)
 
 
 def _second_half(path: str, source: str, mid: int, size: int) -> Validator:  # runs forked
