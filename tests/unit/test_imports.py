@@ -143,6 +143,8 @@ def test_the_readers_and_gate_parsing_import_neither_numpy_nor_pydantic(module):
     loaded = _modules_after(f"import {module}")
     assert module in loaded
     assert not {m.split(".")[0] for m in loaded} & {"numpy", "pydantic", "pydantic_core"}
+    # Nor hashlib (OpenSSL: 3.8 MB, 3 ms), which score's process needs only when it hashes.
+    assert "hashlib" not in loaded
 
 
 def test_version_prints_the_package_version():

@@ -10,8 +10,9 @@ two reference implementations therefore disagree on such text.
 
 from __future__ import annotations
 
-import hashlib
 import unicodedata
+from functools import cache
+from typing import Any
 
 __all__ = ["FIELD_SEPARATOR", "WHITESPACE", "chunk_id", "normalize", "normalized_sha", "text_sha"]
 
@@ -37,8 +38,17 @@ def normalize(text: str) -> str:
     return normalized.strip(WHITESPACE)
 
 
+@cache
+def _sha256() -> Any:
+    """hashlib's sha256, imported on first use: OpenSSL's library takes 3.8 MB of memory and
+    3 ms to load, and score's process computes no hash (its reader's child does)."""
+    import hashlib
+
+    return hashlib.sha256
+
+
 def _h128(value: str) -> str:
-    return hashlib.sha256(value.encode("utf-8")).hexdigest()[:32]
+    return _sha256()(value.encode("utf-8")).hexdigest()[:32]
 
 
 def text_sha(text: str) -> str:

@@ -6,7 +6,6 @@ computed from; hashing while reading costs one pass over bytes already in memory
 
 from __future__ import annotations
 
-import hashlib
 import io
 import os
 from collections.abc import Callable, Iterable, Iterator
@@ -20,7 +19,7 @@ from goldkeeper.core.validation import Validator
 from goldkeeper.errors import InputError, UsageError
 from goldkeeper.io.files import (
     LINES_BLOCK, count_lines, decode_utf8, is_local, iter_blocks, iter_lines, local_path, map_file, read_bytes,
-    source_name,
+    sha256, source_name,
 )
 from goldkeeper.io.fastjson import Refused, judgment_blocks, run_lines
 from goldkeeper.io.forked import can_fork, start
@@ -52,7 +51,7 @@ class Hashed:
 
     def __init__(self, chunks: Iterable[bytes]) -> None:
         self._chunks = chunks
-        self._hash = hashlib.sha256()
+        self._hash = sha256()
 
     def __iter__(self) -> Iterator[bytes]:
         update = self._hash.update
@@ -82,7 +81,7 @@ def iter_label_blocks(url: str, fmt: str | None = None) -> tuple[Iterator[list[d
             return judgment_blocks(hashed, source), hashed
         fmt = kind
     data = read_bytes(url)
-    digest = hashlib.sha256(data)
+    digest = sha256(data)
     kind = fmt or qrels_format.detect_labels_format(data[:4096].decode("utf-8", "replace"), url)
     if kind == "jsonl":
         blocks: Iterator[list[dict[str, Any]]] = judgment_blocks(_blocks(data), source)
@@ -135,7 +134,7 @@ def load_run(url: str, fmt: str | None = None) -> tuple[Iterator[RunEntry], Any]
     if data is None:
         data = read_bytes(url)
     # A TREC run is read whole (it is grouped and sorted per query) and hashed in one call.
-    return iter(qrels_format.parse_trec_run(decode_utf8(data, source), source)), hashlib.sha256(data)
+    return iter(qrels_format.parse_trec_run(decode_utf8(data, source), source)), sha256(data)
 
 
 def _run_kind(url: str, fmt: str | None) -> str:
@@ -159,7 +158,7 @@ def load_run_prefixes(url: str, fmt: str | None, depth: int) -> tuple[RunHeads, 
         if _run_kind(url, fmt) == "jsonl":
             # msgspec first, a block at a time (``_msgspec_prefixes``); anything it refuses
             # is read again below, a line at a time, which words the error with its line.
-            digest = hashlib.sha256()
+            digest = sha256()
             packed: RunHeads | None = RunHeads(depth)
             for block in iter_blocks(url):
                 digest.update(block)
@@ -254,7 +253,7 @@ def _prefixes(data: Any, start: int, stop: int, depth: int, kind: str) -> RunHea
 
 
 def _first_half(data: Any, cut: int, depth: int, kind: str) -> tuple[RunHeads | None, str]:  # runs forked
-    return _prefixes(data, 0, cut, depth, kind), hashlib.sha256(data).hexdigest()
+    return _prefixes(data, 0, cut, depth, kind), sha256(data).hexdigest()
 
 
 #: How many bytes of run JSONL the child reads in the time a byte of judgments takes here
@@ -378,7 +377,7 @@ def _tail_then_run(path: str, source: str, cut: int, size: int, run: str, run_fm
     qrels = Qrels()
     validator = Validator(qrels)
     feed(validator, path, source, cut, size, count_lines(path, cut) + 1)
-    digest = hashlib.sha256()
+    digest = sha256()
     for block in iter_blocks(path):
         digest.update(block)
     return (validator, qrels, digest.hexdigest(), *load_run_prefixes(run, run_fmt, depth))
