@@ -243,7 +243,9 @@ def _bootstrap_spec(intervals: bool, confidence: float, resamples: int, seed: in
         return None
     _check_bootstrap(confidence, resamples)
     from goldkeeper.core.intervals import BootstrapSpec  # (numpy)
+    from goldkeeper.io.heap import keep_freed_blocks
 
+    keep_freed_blocks()  # the bootstrap's arrays, block after block
     return BootstrapSpec(confidence, resamples, seed)
 
 
