@@ -131,10 +131,10 @@ def test_query_values_refuses_a_query_given_twice_and_heads_cut_elsewhere():
 
 @st.composite
 def graded_case(draw):
-    """Labels with grades up to 1,000 (the schema allows 1,023, but two gains of 2^1023 add up
-    past the largest float), rankings with repeats, unjudged keys, empty rankings, queries
-    missing from the run and run-only queries."""
-    grade = st.one_of(st.integers(0, 4), st.integers(0, 1000))
+    """Labels with grades 0 to 1,023 (the schema's range; near its top an exponential IDCG
+    overflows a float), rankings with repeats, unjudged keys, empty rankings, queries missing
+    from the run and run-only queries."""
+    grade = st.one_of(st.integers(0, 4), st.integers(0, 1023), st.integers(1018, 1023))
     grades = {}
     for q in range(draw(st.integers(1, 8))):
         docs = draw(st.lists(st.sampled_from(DOCS), min_size=1, max_size=12, unique=True))
@@ -192,3 +192,23 @@ def test_per_query_values_round_as_numpy_rounds(values):
 
     rounded = _Rounded().__getitem__
     assert [rounded(v) for v in values] == np.round(np.array(values, dtype=np.float64), 12).tolist()
+
+
+def test_ndcg_of_grades_whose_exponential_gains_overflow_a_float():
+    """Three labels of grade 1,023 sum past 1.8e308: the IDCG overflowed and ndcg came out
+    NaN (null in the report; an internal error once values were rounded in Python). Both
+    kernels scale such a query's gains by 2^-1023, which leaves the ratio as it is."""
+    from goldkeeper.core.metric_ids import MetricId
+    from goldkeeper.core.scoring import Qrels, query_values
+
+    grades = {"q": {"a": 1023, "b": 1023, "c": 1023, "d": 1}}
+    qrels = Qrels(grades=grades, stratum={"q": "_unstratified"})
+    run = [goldkeeper.RunEntry(query_id="q", ranking=["d", "a", "b", "c"])]
+    tiny = 2.0 ** -1023  # the grade-1 gain, scaled
+    expected = ((tiny + 1 / math.log2(3) + 1 / 2 + 1 / math.log2(5))
+                / (1 + 1 / math.log2(3) + 1 / 2 + tiny / math.log2(5)))
+    for kernel in ("python", "numpy"):
+        found = query_values(qrels, run, [1, 4], 1, kernel=kernel).values
+        assert 0 < found[MetricId("ndcg", 1)][0] < 1e-300, kernel  # d's gain is 2^-1023 of a's
+        assert abs(found[MetricId("ndcg", 4)][0] - expected) < 1e-12, kernel
+        assert found[MetricId("ndcg_linear", 4)][0] < 1

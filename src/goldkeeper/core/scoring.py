@@ -193,7 +193,7 @@ def _python_rows(labels_of: list[dict[str, int]], keys: list[str], entry_rows: l
         ideal = ideals.get(own)
         if ideal is None:
             ideal = ideals[own] = _ideal(own, threshold, discount)
-        relevant, idcg_exp, idcg_lin = ideal
+        relevant, idcg_exp, idcg_lin, overflowed = ideal
         hits, ap, dcg_exp, dcg_lin, first = 0, 0.0, 0.0, 0.0, -1
         marks = []  # after each rank with a grade: (rank, hits, AP sum, DCG exp, DCG linear)
         for rank in graded:
@@ -227,10 +227,17 @@ def _python_rows(labels_of: list[dict[str, int]], keys: list[str], entry_rows: l
                 average[row] = sum_ap / relevant
                 mrr[row] = 1.0 / (first + 1.0)
                 hit_rate[row] = 1.0
+        if overflowed is not None:
+            ranked = [(rank, labels[head[rank]]) for rank in graded]
+            for cutoff, value in zip(per_cutoff, _scaled_ndcg(ranked, overflowed, ks, discount)):
+                cutoff[3][row] = value
     return columns
 
 
-def _ideal(grades: tuple[int, ...], threshold: int, discount: list[float]) -> tuple[int, list[float], list[float]]:
+def _ideal(grades: tuple[int, ...], threshold: int, discount: list[float]
+           ) -> tuple[int, list[float], list[float], list[int] | None]:
+    """|R|, the IDCG at each rank (exponential and linear gain) and, when the exponential one
+    overflows a float, the grades in ideal order (for ``_scaled_ndcg``); else None."""
     ordered = sorted(grades, reverse=True)[:len(discount)]
     relevant = sum(grade >= threshold for grade in grades)
     idcg_exp, idcg_lin, exp_sum, lin_sum = [], [], 0.0, 0.0
@@ -239,7 +246,24 @@ def _ideal(grades: tuple[int, ...], threshold: int, discount: list[float]) -> tu
         lin_sum += grade * discount[rank]
         idcg_exp.append(exp_sum)
         idcg_lin.append(lin_sum)
-    return relevant, idcg_exp, idcg_lin
+    return relevant, idcg_exp, idcg_lin, ordered if math.isinf(exp_sum) else None
+
+
+def _scaled_ndcg(ranked: list[tuple[int, int]], ordered: list[int], ks: list[int], discount: list[float]
+                 ) -> list[float]:
+    """ndcg at each cutoff for a query whose exponential IDCG overflows a float (grades near
+    the schema's 1,023: three labels of 1,023 sum past 1.8e308, and the ratio came out NaN).
+    Every gain ``2^g - 1`` is scaled by ``2^-top``, ``top`` the query's highest grade: the
+    ratio stays what it is and no term exceeds 1. ``ranked`` is (rank, grade) for each rank
+    with a grade, in rank order; ``ordered`` the query's grades sorted, descending."""
+    top = ordered[0]
+    floor = math.ldexp(1.0, -top)
+    out = []
+    for k in ks:
+        dcg = sum((math.ldexp(1.0, grade - top) - floor) * discount[rank] for rank, grade in ranked if rank < k)
+        idcg = sum((math.ldexp(1.0, grade - top) - floor) * discount[rank] for rank, grade in enumerate(ordered[:k]))
+        out.append(dcg / idcg if idcg > 0 else 0.0)
+    return out
 
 
 def _round(value: float) -> float:
@@ -441,12 +465,35 @@ def _numpy_values(labels_of: list[dict[str, int]], key_grades: Iterable[int], en
     ideal_rows[label_rows[head], ranks[head]] = ideal[head]
 
     values: dict[MetricId, np.ndarray] = {m: np.empty(n) for m in metric_ids(ks)}
-    for start in range(0, n, _SLICE):
-        part = score_rows(grade_rows[start:start + _SLICE], ideal_rows[start:start + _SLICE],
-                          n_relevant[start:start + _SLICE], ks, threshold)
-        for metric, column in part.items():
-            values[metric][start:start + _SLICE] = column
-    return {metric: column.tolist() for metric, column in values.items()}
+    with np.errstate(over="ignore"):  # an overflowing IDCG is taken up below
+        for start in range(0, n, _SLICE):
+            part = score_rows(grade_rows[start:start + _SLICE], ideal_rows[start:start + _SLICE],
+                              n_relevant[start:start + _SLICE], ks, threshold)
+            for metric, column in part.items():
+                values[metric][start:start + _SLICE] = column
+    out = {metric: column.tolist() for metric, column in values.items()}
+    # Queries whose exponential IDCG overflows, as the Python kernel finds them: their ndcg
+    # from _scaled_ndcg, as there. Only grades near 1,023 can overflow.
+    discount = discounts(depth)
+    for row in np.flatnonzero(ideal_rows[:, 0] >= _OVERFLOW_GRADE).tolist():
+        ordered = [grade for grade in ideal_rows[row].tolist() if grade]
+        if math.isinf(_exp_sum(ordered, discount)):
+            ranked = [(rank, grade) for rank, grade in enumerate(grade_rows[row].tolist()) if grade]
+            for k, value in zip(ks, _scaled_ndcg(ranked, ordered, ks, discount)):
+                out[MetricId("ndcg", k)][row] = value
+    return out
+
+
+#: No query whose grades are all below this has an exponential IDCG past a float's range
+#: (2^1000 times any number of ranks' discounts stays below 1.8e308 up to 2^24 ranks).
+_OVERFLOW_GRADE = 1000
+
+
+def _exp_sum(ordered: list[int], discount: list[float]) -> float:
+    total = 0.0
+    for rank, grade in enumerate(ordered):
+        total += _GAIN[grade] * discount[rank]
+    return total
 
 
 _NO_LABELS: dict[str, int] = {}
