@@ -374,7 +374,7 @@ class Validator:
         """
         if (self._qrels is None) != (later._qrels is None):
             raise ValueError("Validator.absorb: one validator groups its labels and the other does not")
-        if self._qrels is None or later._qrels is None:
+        if self._qrels is None:
             if not self._seen.isdisjoint(later._seen):
                 return False
         else:  # the later labels' grouping is merged by the caller, after
