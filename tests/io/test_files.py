@@ -84,3 +84,14 @@ def test_blocks_are_cut_at_newlines(tmp_path):
     blocks = list(files.iter_blocks(str(path), size=1000))
     assert b"".join(blocks) == path.read_bytes()
     assert all(block.endswith(b"\n") for block in blocks)
+
+
+def test_count_lines_counts_the_newlines_before_a_stop(tmp_path):
+    """The line number a forked reader starts from: read a megabyte at a time, so stops
+    within, at and past the first megabyte, and past the end, all count what is there."""
+    data = b"".join(b'{"line": %d}\n' % i + b"x" * (i % 97) + b"\n" for i in range(40_000))
+    assert len(data) > (2 << 20)
+    path = tmp_path / "lines.jsonl"
+    path.write_bytes(data)
+    for stop in (0, 1, 13, (1 << 20) - 1, 1 << 20, (1 << 20) + 1, len(data) - 1, len(data), len(data) + 5):
+        assert files.count_lines(str(path), stop) == data[:stop].count(b"\n"), stop

@@ -26,7 +26,7 @@ from datetime import datetime
 from itertools import repeat
 from typing import TYPE_CHECKING, Any, Literal
 
-from goldkeeper.core.grouped import Qrels, build_qrels, join_strings, split_strings
+from goldkeeper.core.grouped import Qrels, build_qrels, group_columns, join_strings, split_strings
 from goldkeeper.core.identity import text_sha
 
 if TYPE_CHECKING:
@@ -195,10 +195,10 @@ class Validator:
         except TypeError:  # a mapping that is not a dict: _column's dict.get refused it
             batch = [dict(row) for row in batch]
             done = self._add_columns(batch)
-        if not done:
+        if not done:  # (done, the column path grouped the labels too)
             self._add_rows(batch)
-        if self._qrels is not None:
-            build_qrels(batch, self._qrels)
+            if self._qrels is not None:
+                build_qrels(batch, self._qrels)
 
     def _add_columns(self, rows: list[Mapping[str, Any]]) -> bool:
         """The fast path: True when done, False (nothing changed) when a label needs a finding."""
@@ -227,7 +227,7 @@ class Validator:
         if not consistent:
             return False
         known = self._query_text
-        if known and any(known.get(q, t) != t for q, t in texts.items()):
+        if known and any(map(operator.ne, map(known.get, texts, texts.values()), texts.values())):
             return False
         present = [c for c in chunks if c is not None] if without_chunk else chunks
         if not all(map(_CHUNK_ID.fullmatch, present)):
@@ -251,10 +251,12 @@ class Validator:
         self._synthetic += sum(n for v, n in labelers.items() if v and v.startswith("synthetic:"))
         self._with_chunk_id += len(present)
         self._fingerprints.update(filter(None, set(_column(rows, "corpus_fingerprint"))))
-        strata = self._strata
-        for name, count in Counter(_column(rows, "stratum")).items():
+        strata, named = self._strata, _column(rows, "stratum")
+        for name, count in Counter(named).items():
             name = name or _UNSTRATIFIED
             strata[name] = strata.get(name, 0) + count
+        if self._qrels is not None:
+            group_columns(self._qrels, qids, targets, relevance, named)
         self._queries.update(qids)
         self._doc_uris.update(docs)
         if self._qrels is None:
