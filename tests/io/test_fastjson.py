@@ -27,6 +27,10 @@ def test_the_row_mirror_has_cores_fields():
     b'{"query_id":"q1","doc_uri":"d1","relevance":2,"query_id":"q2"}',
     b'{"query_id":"q1","doc_uri":"d1","relevance":2} {"query_id":"q1","doc_uri":"d1","relevance":2}',
     b'[1]',
+    b'{"query_id":"q1","doc_uri":"d1","relevance":NaN}',
+    b'{"query_id":"q1","doc_uri":"d1","relevance":Infinity}',
+    b'{"query_id":"q1","doc_uri":"d1","relevance":2,"score":-Infinity}',
+    b'{"query_id":"q1","doc_uri":"d1","relevance":2,"scores":[1.0,NaN]}',
 ])
 def test_a_bad_line_gets_cores_message(line):
     data = LINE + b"\n" + line + b"\n" + LINE + b"\n"
@@ -40,13 +44,35 @@ def test_a_bad_line_gets_cores_message(line):
     assert isinstance(outcomes[0], str) and "j.jsonl:2" in outcomes[0]
 
 
-def test_extra_keys_are_kept_and_stop_msgspec_for_the_rest_of_the_file():
-    calls = []
+@pytest.mark.parametrize("literal", [b"NaN", b"Infinity", b"-Infinity", b"[NaN]", b'{"a":Infinity}'])
+def test_msgspec_refuses_what_json_has_not_itself(literal):
+    """core checks a block for NaN and Infinity only before pydantic-core, which takes them;
+    the msgspec decoder must refuse them in any field, known or extra."""
+    assert fastjson.judgment_rows(LINE[:-1] + b',"x":' + literal + b"}") is None
+    assert fastjson.judgment_rows(b'{"query_id":"q1","doc_uri":"d1","relevance":' + literal + b"}") is None
+
+
+def _counting_decoder() -> tuple[list[bytes], object]:
+    """The msgspec decoder, and the blocks it was called with."""
+    calls: list[bytes] = []
 
     def counting(body: bytes):
         calls.append(body)
         return fastjson.judgment_rows(body)
 
+    return calls, counting
+
+
+def test_a_string_that_reads_nan_keeps_the_block_on_the_fast_path():
+    calls, counting = _counting_decoder()
+    line = b'{"query_id":"q1","query":"NaN and Infinity in JavaScript","doc_uri":"d1","relevance":2}'
+    rows = [r for block in judgments.iter_judgment_blocks([line + b"\n" + LINE + b"\n"], decode=counting) for r in block]
+    assert rows[0]["query"] == "NaN and Infinity in JavaScript" and len(rows) == 2
+    assert len(calls) == 1
+
+
+def test_extra_keys_are_kept_and_stop_msgspec_for_the_rest_of_the_file():
+    calls, counting = _counting_decoder()
     extra = b'{"query_id":"q1","doc_uri":"d1","relevance":2,"source":"bm25"}'
     blocks = [LINE + b"\n", extra + b"\n", LINE + b"\n"]
     rows = [r for block in judgments.iter_judgment_blocks(blocks, decode=counting) for r in block]

@@ -95,3 +95,13 @@ def test_count_lines_counts_the_newlines_before_a_stop(tmp_path):
     path.write_bytes(data)
     for stop in (0, 1, 13, (1 << 20) - 1, 1 << 20, (1 << 20) + 1, len(data) - 1, len(data), len(data) + 5):
         assert files.count_lines(str(path), stop) == data[:stop].count(b"\n"), stop
+
+
+def test_local_sha256_hashes_every_byte(tmp_path):
+    import hashlib
+
+    for size in (0, 1, 1 << 20, (3 << 20) + 7):
+        data = bytes(range(256)) * (size // 256) + b"x" * (size % 256)
+        path = tmp_path / f"f{size}"
+        path.write_bytes(data)
+        assert files.local_sha256(str(path)) == hashlib.sha256(data).hexdigest()

@@ -354,6 +354,8 @@ def _rows_adapter() -> Any:
 
 #: Decodes a block of whole JSON lines into rows with the checks of ``_Row`` (extra keys may be
 #: dropped: the key count then differs and the block is decoded again), or gives None.
+#: A block of whole JSON lines to checked rows, or None when refused; one other than
+#: ``decode_block`` must refuse NaN and Infinity (which JSON has not) itself.
 BlockDecoder = Callable[[bytes], "list[dict[str, Any]] | None"]
 
 
@@ -375,7 +377,9 @@ def _fast_block(body: bytes, at_start: bool, decode: BlockDecoder = decode_block
     """
     if (at_start and body.startswith(b"\xef\xbb\xbf")) or b"\r" in body:
         return None
-    if b"NaN" in body or b"Infinity" in body:
+    # pydantic-core's parser takes NaN and Infinity; a decoder given (io's msgspec) refuses
+    # them itself, and rows it decodes can hold "NaN" in a string without leaving this path.
+    if decode is decode_block and (b"NaN" in body or b"Infinity" in body):
         return None
     rows = decode(body)
     if rows is None or len(rows) != body.count(b"\n") + 1:

@@ -20,7 +20,7 @@ import operator
 import re
 from collections import Counter
 import unicodedata
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from itertools import repeat
@@ -138,6 +138,7 @@ class Validator:
         self._human = 0
         self._synthetic = 0
         self._with_chunk_id = 0
+        #: Every query seen, when no grouping holds them (``_query_ids``).
         self._queries: set[str] = set()
         self._fingerprints: set[str] = set()
         self._seen: set[tuple[str, str]] = set()
@@ -257,7 +258,8 @@ class Validator:
             strata[name] = strata.get(name, 0) + count
         if self._qrels is not None:
             group_columns(self._qrels, qids, targets, relevance, named)
-        self._queries.update(qids)
+        if self._qrels is None:
+            self._queries.update(qids)
         self._doc_uris.update(docs)
         if self._qrels is None:
             self._seen |= key_set
@@ -267,7 +269,7 @@ class Validator:
     def _add_rows(self, rows: Iterable[Mapping[str, Any]]) -> None:
         """The definition: one label at a time, findings in file order."""
         issue = self._issue
-        queries = self._queries
+        queries = self._queries if self._qrels is None else set()  # (the grouping has them)
         doc_uris = self._doc_uris
         fingerprints = self._fingerprints
         # The pairs seen before: this validator's, or the grouping's (which this batch joins
@@ -366,6 +368,11 @@ class Validator:
         self._synthetic += synthetic
         self._with_chunk_id += with_chunk_id
 
+    def _query_ids(self) -> Collection[str]:
+        """Every query seen: the grouping's, when this validator groups (a set of them, kept
+        besides, took 2.5 ms of 50,000 labels' 55 ms, and crossed the pipe), else its own."""
+        return self._queries if self._qrels is None else self._qrels.grades.keys()
+
     def absorb(self, later: Validator) -> bool:
         """Take in a validator that saw the labels *after* this one's, as one pass would have.
 
@@ -415,7 +422,8 @@ class Validator:
         def issue(severity: Severity, code: str, message: str) -> None:
             issues.append(Issue(severity=severity, code=code, message=message))
 
-        for query_id in sorted(self._queries.difference(self._query_text)):
+        query_ids = self._query_ids()
+        for query_id in sorted(query_ids - self._query_text.keys()):
             issue("warning", "missing-query-text", f"query {query_id} has no query text on any row")
         if self._labels == 0:
             issue("error", "empty", "no judgments")
@@ -460,7 +468,7 @@ class Validator:
                 "no label has a chunk_id, so drift can only work at document granularity. "
                 "See spec/chunk-id.md",
             )
-        for kind, ids in (("query_id", self._queries), ("doc_uri", self._doc_uris)):
+        for kind, ids in (("query_id", query_ids), ("doc_uri", self._doc_uris)):
             for group in _lookalikes(ids):
                 shown = ", ".join(repr(i) for i in group)
                 issue(
@@ -471,7 +479,7 @@ class Validator:
         fingerprint = next(iter(self._fingerprints)) if len(self._fingerprints) == 1 else None
         return ValidationResult(
             issues=issues,
-            queries=len(self._queries),
+            queries=len(query_ids),
             labels=self._labels,
             human_labels=self._human,
             synthetic_labels=self._synthetic,

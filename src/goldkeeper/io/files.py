@@ -325,15 +325,28 @@ def midpoint(path: str, size: int) -> int:
                 return handle.tell() - len(data) + index + 1
 
 
-def count_lines(path: str, stop: int) -> int:
-    """Newlines in the first ``stop`` bytes of a local file: read unbuffered a megabyte at a
-    time and counted, with no block cut at a newline (5.4 MB: 2.7 ms against 7.7 ms)."""
-    found = 0
+def _raw_chunks(path: str, stop: int | None = None) -> Iterator[bytes]:
+    """A local file's first ``stop`` bytes (all, when None) read unbuffered a megabyte at a
+    time, with no block cut at a newline: for counting and hashing, 2-3x faster than
+    ``iter_blocks`` (5.4 MB counted in 2.7 ms against 7.7 ms)."""
     with open(path, "rb", buffering=0) as handle:
-        while stop > 0:
-            data = handle.read(min(1 << 20, stop))
+        while stop is None or stop > 0:
+            data = handle.read(1 << 20 if stop is None else min(1 << 20, stop))
             if not data:
                 break
-            found += data.count(b"\n")
-            stop -= len(data)
-    return found
+            if stop is not None:
+                stop -= len(data)
+            yield data
+
+
+def count_lines(path: str, stop: int) -> int:
+    """Newlines in the first ``stop`` bytes of a local file."""
+    return sum(chunk.count(b"\n") for chunk in _raw_chunks(path, stop))
+
+
+def local_sha256(path: str) -> str:
+    """The sha256 of a local file, as hex."""
+    digest = sha256()
+    for chunk in _raw_chunks(path):
+        digest.update(chunk)
+    return digest.hexdigest()

@@ -18,8 +18,8 @@ from goldkeeper.core.grouped import Qrels, RunHeads, merge_qrels, pack_run
 from goldkeeper.core.validation import Validator
 from goldkeeper.errors import InputError, UsageError
 from goldkeeper.io.files import (
-    LINES_BLOCK, count_lines, decode_utf8, is_local, iter_blocks, iter_lines, local_path, map_file, read_bytes,
-    sha256, source_name,
+    LINES_BLOCK, count_lines, decode_utf8, is_local, iter_blocks, iter_lines, local_path, local_sha256, map_file,
+    read_bytes, sha256, source_name,
 )
 from goldkeeper.io.fastjson import Refused, judgment_blocks, run_lines
 from goldkeeper.io.forked import can_fork, start
@@ -377,10 +377,7 @@ def _tail_then_run(path: str, source: str, cut: int, size: int, run: str, run_fm
     qrels = Qrels()
     validator = Validator(qrels)
     feed(validator, path, source, cut, size, count_lines(path, cut) + 1)
-    digest = sha256()
-    for block in iter_blocks(path):
-        digest.update(block)
-    return (validator, qrels, digest.hexdigest(), *load_run_prefixes(run, run_fmt, depth))
+    return (validator, qrels, local_sha256(path), *load_run_prefixes(run, run_fmt, depth))
 
 
 def _labels_cut(judgments: str, fmt: str | None, run: str, run_fmt: str | None,
