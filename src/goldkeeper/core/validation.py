@@ -26,7 +26,7 @@ from datetime import datetime
 from itertools import repeat
 from typing import TYPE_CHECKING, Any, Literal
 
-from goldkeeper.core.grouped import Qrels, build_qrels, group_columns, join_strings, split_strings
+from goldkeeper.core.grouped import Qrels, build_qrels, group_labels, join_strings, split_strings
 from goldkeeper.core.identity import text_sha
 
 if TYPE_CHECKING:
@@ -209,14 +209,15 @@ class Validator:
         without_chunk = chunks.count(None)
         # Each label's target: its chunk, else its document (all documents: the common case).
         targets = docs if without_chunk == len(rows) else [d if c is None else c for c, d in zip(chunks, docs)]
-        key_set = set(zip(qids, targets))
-        if len(key_set) != len(rows):
-            return False
+        relevance = list(map(_RELEVANCE, rows))
         if self._qrels is None:
-            if not key_set.isdisjoint(self._seen):
+            key_set = set(zip(qids, targets))
+            if len(key_set) != len(rows) or not key_set.isdisjoint(self._seen):
                 return False
-        elif any(map(dict.__contains__, map(self._qrels.grades.get, qids, repeat(_NOTHING)), targets)):
-            return False
+        else:  # the batch grouped is the pairs' set; it joins the grouping at the end
+            batch = group_labels(qids, targets, relevance)
+            if sum(map(len, batch.values())) != len(rows) or not self._qrels.can_join(batch):
+                return False
         queries = _column(rows, "query")
         if None in queries:
             pairs = [(q, t) for q, t in zip(qids, queries) if t is not None]
@@ -245,7 +246,6 @@ class Validator:
             return False
         if any(v is not None and not is_iso8601(v) for v in set(_column(rows, "labeled_at"))):
             return False
-        relevance = list(map(_RELEVANCE, rows))
         self._labels += len(rows)
         self._positives += len(relevance) - relevance.count(0)
         self._human += sum(n for v, n in labelers.items() if v and v.startswith("human:"))
@@ -256,13 +256,12 @@ class Validator:
         for name, count in Counter(named).items():
             name = name or _UNSTRATIFIED
             strata[name] = strata.get(name, 0) + count
-        if self._qrels is not None:
-            group_columns(self._qrels, qids, targets, relevance, named)
         if self._qrels is None:
             self._queries.update(qids)
-        self._doc_uris.update(docs)
-        if self._qrels is None:
             self._seen |= key_set
+        else:
+            self._qrels.join(batch, qids, named)
+        self._doc_uris.update(docs)
         known.update(texts)
         return True
 
