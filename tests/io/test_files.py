@@ -101,7 +101,9 @@ def test_local_sha256_hashes_every_byte(tmp_path):
     import hashlib
 
     for size in (0, 1, 1 << 20, (3 << 20) + 7):
-        data = bytes(range(256)) * (size // 256) + b"x" * (size % 256)
+        data = bytes(range(256)) * (size // 256) + b"x\n" * (size % 256)
         path = tmp_path / f"f{size}"
         path.write_bytes(data)
-        assert files.local_sha256(str(path)) == hashlib.sha256(data).hexdigest()
+        assert files.local_sha256(str(path)) == (hashlib.sha256(data).hexdigest(), 0)
+        for stop in (1, (1 << 20) - 1, 1 << 20, (2 << 20) + 3, size, size + 9):
+            assert files.local_sha256(str(path), stop)[1] == data[:stop].count(b"\n")

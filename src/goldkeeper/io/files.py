@@ -344,9 +344,13 @@ def count_lines(path: str, stop: int) -> int:
     return sum(chunk.count(b"\n") for chunk in _raw_chunks(path, stop))
 
 
-def local_sha256(path: str) -> str:
-    """The sha256 of a local file, as hex."""
-    digest = sha256()
+def local_sha256(path: str, count_to: int = 0) -> tuple[str, int]:
+    """The sha256 of a local file, as hex, and the newlines in its first ``count_to`` bytes
+    (``count_lines``), in one read."""
+    digest, lines, at = sha256(), 0, 0
     for chunk in _raw_chunks(path):
         digest.update(chunk)
-    return digest.hexdigest()
+        if at < count_to:
+            lines += chunk.count(b"\n", 0, count_to - at)
+        at += len(chunk)
+    return digest.hexdigest(), lines

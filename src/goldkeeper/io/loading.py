@@ -376,8 +376,9 @@ def _tail_then_run(path: str, source: str, cut: int, size: int, run: str, run_fm
                    depth: int) -> tuple[Validator, Qrels, str, RunHeads, str]:  # runs forked
     qrels = Qrels()
     validator = Validator(qrels)
-    feed(validator, path, source, cut, size, count_lines(path, cut) + 1)
-    return (validator, qrels, local_sha256(path), *load_run_prefixes(run, run_fmt, depth))
+    digest, lines = local_sha256(path, cut)
+    feed(validator, path, source, cut, size, lines + 1)
+    return (validator, qrels, digest, *load_run_prefixes(run, run_fmt, depth))
 
 
 def _labels_cut(judgments: str, fmt: str | None, run: str, run_fmt: str | None,
