@@ -257,11 +257,12 @@ def _first_half(data: Any, cut: int, depth: int, kind: str) -> tuple[RunHeads | 
 
 
 #: How many bytes of run JSONL the child reads in the time a byte of judgments takes here
-#: (parse, validate, group), for the cuts. Per byte it is about 4-5 (30 against 7 ns on the
-#: score bench's files), but a judgments tail read by the child comes back and is absorbed
-#: too: at 100k x 100, 3 measured 3.76 s, 5 3.98 s, 7 4.31 s and 10 4.34 s (interleaved
-#: medians of 5); 2 no better than 3.
-LABELS_PER_RUN_BYTE = 3
+#: (parse, validate, group), for the cuts. Once labels were grouped a batch at a time
+#: (``Qrels.join``), 5.4 MB of judgments took about 0.1 s here and 9.2 MB of run 0.07-0.09 s
+#: in the child, so 2: at 100k x 100 2.32-2.53 s against 2.67-2.97 s with 3 and 2.45 s with
+#: 1.5, at 10k x 100 (where the share's cap decides) 0.360 s against 0.369 s (interleaved
+#: medians of 5 and 21). The tail the child reads comes back and is absorbed too.
+LABELS_PER_RUN_BYTE = 2
 
 #: The child's work that grows with neither file (forking, counting the lines before its
 #: cut, sending its result back) in bytes of judgments, for ``_labels_cut``. At 10k x 100,
