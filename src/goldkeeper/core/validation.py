@@ -205,11 +205,20 @@ class Validator:
         """The fast path: True when done, False (nothing changed) when a label needs a finding."""
         qids = list(map(_QUERY_ID, rows))
         docs = list(map(_DOC_URI, rows))
-        chunks = _column(rows, "chunk_id")
+        relevance = list(map(_RELEVANCE, rows))
+        queries = _column(rows, "query")
+        labeled_by = _column(rows, "labeled_by")
+        named = _column(rows, "stratum")
+        # The other fields are read only when some row has one: when the rows' keys are just
+        # the three required ones and those read, every other field is absent (four columns
+        # of 50,000 absent values took 12 ms of the 45 ms of a batch's accounting).
+        read = 6 * len(rows) - queries.count(None) - labeled_by.count(None) - named.count(None)
+        nothing = [None] * len(rows)
+        column = (lambda name: _column(rows, name)) if sum(map(len, rows)) != read else (lambda name: nothing)
+        chunks = column("chunk_id")
         without_chunk = chunks.count(None)
         # Each label's target: its chunk, else its document (all documents: the common case).
         targets = docs if without_chunk == len(rows) else [d if c is None else c for c, d in zip(chunks, docs)]
-        relevance = list(map(_RELEVANCE, rows))
         if self._qrels is None:
             key_set = set(zip(qids, targets))
             if len(key_set) != len(rows) or not key_set.isdisjoint(self._seen):
@@ -218,7 +227,6 @@ class Validator:
             batch = group_labels(qids, targets, relevance)
             if sum(map(len, batch.values())) != len(rows) or not self._qrels.can_join(batch):
                 return False
-        queries = _column(rows, "query")
         if None in queries:
             pairs = [(q, t) for q, t in zip(qids, queries) if t is not None]
             texts = dict(pairs)
@@ -234,25 +242,25 @@ class Validator:
         present = [c for c in chunks if c is not None] if without_chunk else chunks
         if not all(map(_CHUNK_ID.fullmatch, present)):
             return False
-        shas = _column(rows, "text_sha")
+        shas = column("text_sha")
         if shas.count(None) != len(shas):  # else no hash to check or to compare with a text
             if not all(map(_TEXT_SHA.fullmatch, [s for s in shas if s is not None])):
                 return False
-            for chunk_text, sha in zip(_column(rows, "chunk_text"), shas):
+            for chunk_text, sha in zip(column("chunk_text"), shas):
                 if chunk_text is not None and sha is not None and text_sha(chunk_text) != sha:
                     return False
-        labelers = Counter(_column(rows, "labeled_by"))
+        labelers = Counter(labeled_by)
         if any(v is not None and not v.startswith(_PROVENANCE) for v in labelers):
             return False
-        if any(v is not None and not is_iso8601(v) for v in set(_column(rows, "labeled_at"))):
+        if any(v is not None and not is_iso8601(v) for v in set(column("labeled_at"))):
             return False
         self._labels += len(rows)
         self._positives += len(relevance) - relevance.count(0)
         self._human += sum(n for v, n in labelers.items() if v and v.startswith("human:"))
         self._synthetic += sum(n for v, n in labelers.items() if v and v.startswith("synthetic:"))
         self._with_chunk_id += len(present)
-        self._fingerprints.update(filter(None, set(_column(rows, "corpus_fingerprint"))))
-        strata, named = self._strata, _column(rows, "stratum")
+        self._fingerprints.update(filter(None, set(column("corpus_fingerprint"))))
+        strata = self._strata
         for name, count in Counter(named).items():
             name = name or _UNSTRATIFIED
             strata[name] = strata.get(name, 0) + count
