@@ -149,11 +149,14 @@ PLAIN_ROW = st.fixed_dictionaries(
               "labeled_by": st.just("human:a")},
 )
 WITH_QUERY_ROW = PLAIN_ROW.map(lambda row: {"query": "a", **row})
+# A key no field has (pydantic's reader keeps them): the rarer fields must then be read.
+WITH_EXTRA_ROW = st.one_of(PLAIN_ROW, MESSY_ROW).map(lambda row: {**row, "source": "bm25"})
 
 
 @settings(max_examples=400, deadline=None)
 @given(st.lists(st.one_of(st.lists(MESSY_ROW, max_size=8), st.lists(PLAIN_ROW, max_size=8),
-                          st.lists(WITH_QUERY_ROW, max_size=8)), max_size=4))
+                          st.lists(WITH_QUERY_ROW, max_size=8),
+                          st.lists(st.one_of(PLAIN_ROW, WITH_EXTRA_ROW), max_size=8)), max_size=4))
 def test_column_validation_equals_label_by_label_validation(batches):
     from goldkeeper.core.validation import Validator
 
