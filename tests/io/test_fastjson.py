@@ -25,6 +25,10 @@ def test_the_row_mirror_has_cores_fields():
     b'{"query_id":"q1","doc_uri":"d1"}',
     b'{"query_id":"q1","doc_uri":"d1","relevance":2,"query":null}',
     b'{"query_id":"q1","doc_uri":"d1","relevance":2,"query_id":"q2"}',
+    # A key named twice, spaced or not, a string or not: the quotes no longer add up.
+    b'{"query_id":"q1","doc_uri":"d1","relevance":2,"stratum" : "a","stratum":"b"}',
+    b'{"query_id":"q1","doc_uri":"d1","relevance":2, "relevance" :3}',
+    b'{"query_id" :"q1","doc_uri":"d1","query_id": "q1","relevance":2}',
     b'{"query_id":"q1","doc_uri":"d1","relevance":2} {"query_id":"q1","doc_uri":"d1","relevance":2}',
     b'[1]',
     b'{"query_id":"q1","doc_uri":"d1","relevance":NaN}',

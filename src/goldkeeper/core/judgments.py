@@ -352,10 +352,10 @@ def _rows_adapter() -> Any:
     return _ROWS
 
 
-#: Decodes a block of whole JSON lines into rows with the checks of ``_Row`` (extra keys may be
-#: dropped: the key count then differs and the block is decoded again), or gives None.
-#: A block of whole JSON lines to checked rows, or None when refused; one other than
-#: ``decode_block`` must refuse NaN and Infinity (which JSON has not) itself.
+#: Decodes a block of whole JSON lines into rows with the checks of ``_Row``, or gives None.
+#: One other than ``decode_block`` (io's msgspec reader) must refuse NaN and Infinity (which
+#: JSON has not) itself, and give rows with ``_Row``'s fields only, dropping any other key: the
+#: rows' keys then no longer add up to the text's, and the block is decoded again.
 BlockDecoder = Callable[[bytes], "list[dict[str, Any]] | None"]
 
 
@@ -384,12 +384,20 @@ def _fast_block(body: bytes, at_start: bool, decode: BlockDecoder = decode_block
     rows = decode(body)
     if rows is None or len(rows) != body.count(b"\n") + 1:
         return None
-    if body.count(b"{") == len(rows) and b"[" not in body:
-        keys = sum(map(len, rows))
+    if decode is not decode_block and b"\\" not in body:
+        # Such rows hold only _Row's fields, each a string but relevance; without a backslash
+        # every quote delimits a string, so a row of k keys is 4k - 2 quotes. More quotes are
+        # a key named twice or one dropped. One byte counted: 2.4 ms per 50,000 labels, where
+        # probing for keys (two two-byte searches) took 11.6 ms.
+        if body.count(b'"') != 4 * sum(map(len, rows)) - 2 * len(rows):
+            return None
     else:
-        keys = sum(_count_keys(row) for row in rows)
-    if _probe_keys(body) != keys:
-        return None
+        if body.count(b"{") == len(rows) and b"[" not in body:
+            keys = sum(map(len, rows))
+        else:
+            keys = sum(_count_keys(row) for row in rows)
+        if _probe_keys(body) != keys:
+            return None
     if not body.isascii():
         for row in rows:
             for name in _NFC_FIELDS:
