@@ -136,9 +136,12 @@ def main() -> None:
                 commands[name] = [sys.executable, "-c", script]
         times: dict[str, list[float]] = {name: [] for name in commands}
         peaks: dict[str, float] = {name: 0.0 for name in commands}
-        for _ in range(args.repeats):  # timed without memory sampling, which takes CPU (measure)
-            for name, argv in commands.items():
-                times[name].append(measure(argv, sample=False)[0])
+        order = list(commands)
+        for repeat in range(args.repeats):  # timed without memory sampling, which takes CPU (measure)
+            # Each repeat starts one tool later, so that no tool always runs after the same one
+            # (a median of few repeats does not average an order effect away).
+            for name in order[repeat % len(order):] + order[:repeat % len(order)]:
+                times[name].append(measure(commands[name], sample=False)[0])
         for name, argv in commands.items():
             peaks[name] = measure(argv)[1]
         ours = statistics.median(times["goldkeeper"])
