@@ -19,6 +19,7 @@ from goldkeeper.core.intervals import BootstrapSpec
 from goldkeeper.core.reporting import apply_error_budget, build_report
 from goldkeeper.core.scoring import score
 from goldkeeper.core.validation import validate
+from goldkeeper.io.heap import keep_freed_blocks
 from goldkeeper.io.snapshots import open_corpus
 from goldkeeper.io.loading import load_label_rows, load_run_prefixes
 from goldkeeper.io.storage import content_sha256, default_root, evaluation_key, find_evaluation, publish_report, suite_slug
@@ -44,6 +45,8 @@ def check_judgments(rows: list[dict[str, Any]]):
 
 @task(name="score_runs", timeout_seconds=1800)
 def score_run(rows: list[dict[str, Any]], run, ks: list[int], threshold: int, intervals: bool):
+    if intervals:
+        keep_freed_blocks()  # the bootstrap's arrays: 2.8 s against 1.4-1.6 s at 10k x 100 (io.heap)
     return score(rows, run, k=ks, threshold=threshold, intervals=BootstrapSpec() if intervals else None)
 
 
