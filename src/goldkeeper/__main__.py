@@ -1,5 +1,5 @@
 """``python -m goldkeeper`` runs the command line."""
 
-from goldkeeper.cli import entry
+from goldkeeper.launch import entry
 
 entry()

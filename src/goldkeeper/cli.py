@@ -13,7 +13,6 @@ import prefect, and only when they run, so validation and scoring start fast.
 
 from __future__ import annotations
 
-import gc
 import json
 import os
 import sys
@@ -25,13 +24,30 @@ import typer
 from goldkeeper._version import __version__
 from goldkeeper.errors import GoldkeeperError, UsageError
 from goldkeeper.io.files import decode_utf8, source_name
+from goldkeeper.launch import (  # (entry, EXIT_INTERNAL: where they always were)
+    EXIT_FAILED,
+    EXIT_INTERNAL,
+    EXIT_OK,
+    EXIT_USAGE,
+    entry,
+    exit_with,
+    fail,
+    guarded,
+    hold,
+    quiet_collector,
+)
+from goldkeeper.score_command import (
+    LabelsFormat,
+    ReportFormat,
+    ScoreOptions,
+    bootstrap_spec,
+    gates_and_cutoffs,
+    parse_cutoffs,
+    report_time,
+    run_score,
+)
 
-__all__ = ["EXIT_FAILED", "EXIT_INTERNAL", "EXIT_OK", "EXIT_USAGE", "app", "main"]
-
-EXIT_OK = 0
-EXIT_FAILED = 1
-EXIT_USAGE = 2
-EXIT_INTERNAL = 3
+__all__ = ["EXIT_FAILED", "EXIT_INTERNAL", "EXIT_OK", "EXIT_USAGE", "app", "entry", "main"]
 
 app = typer.Typer(
     name="goldkeeper",
@@ -47,18 +63,6 @@ app = typer.Typer(
 class OutputFormat(str, Enum):
     text = "text"
     json = "json"
-
-
-class LabelsFormat(str, Enum):
-    jsonl = "jsonl"
-    trec = "trec"
-    beir = "beir"
-
-
-class ReportFormat(str, Enum):
-    text = "text"
-    json = "json"
-    markdown = "markdown"
 
 
 class ConvertTarget(str, Enum):
@@ -89,19 +93,6 @@ def _root(
     ] = False,
 ) -> None:
     """Keep a RAG retrieval test suite true across re-chunks, and gate on it honestly."""
-
-
-#: Set by ``entry``: the process ends as soon as the command does, without taking its heap apart.
-_ENDING = False
-_HELD: list[Any] = []
-
-
-def _hold(*objects: Any) -> None:
-    """Keep a command's large objects (a parsed corpus, the labels, their findings) alive to
-    the end when ``entry`` runs it, so they are not freed object by object when the command
-    returns: that took 0.09 s of a 2 s drift of 100k labels x 200k chunks, for nothing."""
-    if _ENDING:
-        _HELD.extend(objects)
 
 
 def _emit_json(payload: Any, *, large: bool = False) -> None:
@@ -181,96 +172,6 @@ def convert(
     write_bytes_atomic(out or "-", text.encode("utf-8"))
 
 
-def _cutoffs(values: list[str]) -> list[int]:
-    ks: list[int] = []
-    for value in values:
-        for part in value.split(","):
-            part = part.strip()
-            if not part.isdigit() or int(part) < 1:
-                raise UsageError(f"-k: every cutoff must be a positive integer, got '{part}'")
-            ks.append(int(part))
-    return list(dict.fromkeys(ks))
-
-
-def _generated_at(now: str | None) -> str:
-    from datetime import datetime, timezone
-
-    if now is not None:
-        text = now[:-1] + "+00:00" if now.endswith("Z") else now
-        try:
-            moment = datetime.fromisoformat(text)
-        except ValueError:
-            raise UsageError(f"--now: must be an ISO 8601 date-time, got '{now}'") from None
-        if moment.tzinfo is None:
-            moment = moment.replace(tzinfo=timezone.utc)
-    elif os.environ.get("SOURCE_DATE_EPOCH"):
-        raw = os.environ["SOURCE_DATE_EPOCH"]
-        if not raw.isdigit():
-            raise UsageError(f"SOURCE_DATE_EPOCH: must be whole seconds since 1970, got '{raw}'")
-        moment = datetime.fromtimestamp(int(raw), tz=timezone.utc)
-    else:
-        moment = datetime.now(timezone.utc)
-    return moment.astimezone(timezone.utc).isoformat().replace("+00:00", "Z")
-
-
-def _gates_and_cutoffs(gate: list[str], k: list[str]) -> tuple[list[Any], list[int]]:
-    """Parsed gates and the cutoffs to compute: those asked for, plus any a gate names."""
-    from goldkeeper.core.gates import parse_gate
-    from goldkeeper.core.metric_ids import parse_metric_id
-
-    ks = _cutoffs(k) if k else []
-    try:
-        gates = [parse_gate(expression) for expression in gate]
-    except ValueError as error:
-        raise UsageError(str(error)) from None
-    for parsed in gates:
-        if "@" in parsed.metric:
-            cutoff = parse_metric_id(parsed.metric).k
-            if cutoff not in ks:
-                ks.append(cutoff)
-    return gates, ks or [10]
-
-
-def _check_bootstrap(confidence: float, resamples: int) -> None:
-    if not 0 < confidence < 1:
-        raise UsageError(f"--confidence: must be between 0 and 1, got {confidence}")
-    if resamples < 100:
-        raise UsageError(f"--resamples: must be at least 100, got {resamples}")
-
-
-def _bootstrap_spec(intervals: bool, confidence: float, resamples: int, seed: int):
-    if not intervals:
-        return None
-    _check_bootstrap(confidence, resamples)
-    from goldkeeper.core.intervals import BootstrapSpec  # (numpy)
-    from goldkeeper.io.heap import keep_freed_blocks
-
-    keep_freed_blocks()  # the bootstrap's arrays, block after block
-    return BootstrapSpec(confidence, resamples, seed)
-
-
-#: What importing the scoring modules without numpy weighs in judgments bytes for the
-#: reader's cuts (``read_scoring_inputs``): 2.3 ms in a timeline at 10k x 100, where 0.25 MB
-#: of labels take about 5 ms; not tuned further.
-_SCORING_IMPORT_BYTES = 1 << 18
-
-
-def _import_scoring(intervals: bool, keys: int) -> None:
-    """The scoring modules, and numpy (0.05 s) when intervals or the numpy kernel for about
-    ``keys`` ranked keys will need it: ``score`` loads them while its reader's child is still
-    reading, instead of before reading. A small score without intervals never loads numpy.
-
-    With one OpenBLAS thread: at import OpenBLAS starts one per core, and beside a busy
-    process numpy's import then took 0.11-0.13 s instead of 0.05-0.065. score spreads its
-    work over processes itself and multiplies no large matrices; a user's setting stands."""
-    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-    import goldkeeper.core.reporting  # noqa: F401
-    from goldkeeper.core.scoring import numpy_kernel
-
-    if intervals or numpy_kernel(keys):
-        import numpy  # noqa: F401
-
-
 @app.command()
 def score(
     judgments: Annotated[str, typer.Option("--judgments", "-j", help="Judgments JSONL, TREC qrels or BEIR TSV.")],
@@ -291,84 +192,7 @@ def score(
     output: Annotated[ReportFormat, typer.Option("--format", help="text, json or markdown.")] = ReportFormat.text,
 ) -> None:
     """Score a run against judgments and decide the gates. Exit 0 PASS, 1 FAIL or INDETERMINATE."""
-    # score makes no reference cycles that matter: its containers are label rows, grade maps,
-    # key pairs and per-query values, all acyclic, and it ends with the process. The collector
-    # only walks them: at 100k queries x 100, 25 young collections of 100,000 objects each
-    # took 0.10 s of the parent's 3 s and 0.04 s of the child's. It is off for the command.
-    gc.disable()
-    from goldkeeper.io.files import report_bytes, write_bytes_atomic
-    from goldkeeper.io.forked import split_map
-    from goldkeeper.io.loading import MEANWHILE_LABEL_BYTES, load_baseline, read_scoring_inputs
-
-    if threshold < 1:
-        raise UsageError(f"--threshold: must be an integer >= 1, got {threshold}")
-    if judgments == "-" and run == "-":
-        raise UsageError("--judgments and --run cannot both read stdin")
-    gates, ks = _gates_and_cutoffs(gate, k)
-    generated_at = _generated_at(now)
-    if intervals:
-        _check_bootstrap(confidence, resamples)
-    previous = load_baseline(baseline) if baseline else None
-    # The run is read in a second process while this one reads and validates the judgments
-    # (a block at a time; only --corpus keeps every row, since drift looks at each label).
-    # The scoring modules (and numpy, for intervals) are imported once this process has read
-    # its share, while the other still reads (it was idle then, waiting). Importing numpy
-    # while both processes read from the start made score no faster (10k x 100: 0.52-0.57 s
-    # against 0.50 s): two busy processes slow each other here by 20-35%, and the larger
-    # share came back by pipe.
-    count_drift = None
-    if corpus:
-        from goldkeeper.core.drift import drift_counts
-        from goldkeeper.io.snapshots import open_corpus
-
-        def count_drift(rows: list[dict[str, Any]]) -> Any:
-            return drift_counts(rows, open_corpus(corpus))
-
-    read = read_scoring_inputs(judgments, judgments_format.value if judgments_format else None,
-                               run, run_format, max(ks), on_rows=count_drift,
-                               meanwhile=lambda queries: _import_scoring(intervals, queries * max(ks)),
-                               meanwhile_bytes=MEANWHILE_LABEL_BYTES if intervals else _SCORING_IMPORT_BYTES)
-    from goldkeeper.core.reporting import report_document
-    from goldkeeper.core.scoring import query_values, summarize
-
-    bootstrap = _bootstrap_spec(intervals, confidence, resamples, seed)
-    validation, qrels, judgments_sha, entries, run_sha = (read.validation, read.qrels, read.judgments_sha,
-                                                          read.run, read.run_sha)
-    drift_counts_found, corpus_info = read.from_rows if corpus else (None, None)
-    _hold(read.spent)
-    del read
-    # score's two steps, so that the run (a million strings at 100k queries) can be freed
-    # before the per-query values and the report are built.
-    found = query_values(qrels, entries, ks, threshold)
-    del entries
-    result = summarize(qrels, found, intervals=bootstrap, parallel=split_map)
-    inputs = {"judgments": {"url": judgments, "sha256": judgments_sha},
-              "run": {"url": run, "sha256": run_sha}}
-    if baseline:
-        inputs["baseline"] = {"url": baseline}
-    if corpus:
-        inputs["corpus"] = {"url": corpus}
-    # The report stays JSON values (no pydantic) unless a renderer wants the model.
-    built = report_document(result, validation, generated_at=generated_at, gates=gates,
-                            baseline=previous, inputs=inputs, drift=drift_counts_found, corpus=corpus_info)
-    if report or output is ReportFormat.json:
-        document = report_bytes(built)
-        if report:
-            write_bytes_atomic(report, document)
-    if output is ReportFormat.json:
-        sys.stdout.flush()
-        sys.stdout.buffer.write(document)
-    else:
-        from goldkeeper.models.report import Report
-        from goldkeeper.render import print_report, report_markdown
-
-        model = Report.model_validate(built)
-        if output is ReportFormat.markdown:
-            sys.stdout.write(report_markdown(model))
-        else:
-            print_report(model)
-    _hold(qrels, validation, result, built)
-    raise typer.Exit(EXIT_OK if built["verdict"]["status"] == "PASS" else EXIT_FAILED)
+    raise typer.Exit(run_score(ScoreOptions(**locals())))  # (the parameters are ScoreOptions' fields)
 
 
 class Backend(str, Enum):
@@ -427,7 +251,7 @@ def eval_(
         raise UsageError("--concurrency >= 1, --retries >= 0, --timeout > 0 and --rate > 0, please")
     if not 0 <= max_errors <= 1:
         raise UsageError(f"--max-errors: a share from 0 to 1, got {max_errors}")
-    gates, ks = _gates_and_cutoffs(gate, k)
+    gates, ks = gates_and_cutoffs(gate, k)
     config = {"backend": backend.value, "url_template": url_template, "method": method,
               "body_template": body_template, "results_path": results_path, "id_field": id_field,
               "score_field": score_field, "header_env": header_env, "command": command, "python": python_target,
@@ -452,7 +276,7 @@ def eval_(
     validation = validate(rows)
     qrels = build_qrels(rows)
     texts = judged_queries(rows, qrels.grades, need_text=backend is not Backend.run_file)
-    generated_at = _generated_at(now)
+    generated_at = report_time(now)
     os.makedirs(out, exist_ok=True)
     named, reports = [], []
     for name, retriever, mode in systems:
@@ -465,7 +289,7 @@ def eval_(
         write_bytes_atomic(os.path.join(out, f"errors-{slug}.jsonl"),
                            "".join(json.dumps(e, ensure_ascii=False) + "\n" for e in got.errors).encode("utf-8"))
         result = score_run(qrels, got.entries, k=ks, threshold=threshold,
-                           intervals=_bootstrap_spec(intervals, 0.95, 10_000, 0))
+                           intervals=bootstrap_spec(intervals, 0.95, 10_000, 0))
         inputs = {"judgments": {"url": judgments, "sha256": judgments_sha},
                   "run": {"url": run_path, "sha256": hashlib.sha256(got.run_bytes).hexdigest(), "system": name}}
         built = build_report(result, validation, generated_at=generated_at, gates=gates, inputs=inputs)
@@ -526,7 +350,7 @@ def compare(
         raise UsageError("compare: the same run file was given twice; a run is never compared with itself")
     if not 0 < alpha < 1:
         raise UsageError(f"--alpha: must be between 0 and 1, got {alpha}")
-    ks = _cutoffs(k) if k else []
+    ks = parse_cutoffs(k) if k else []
     for name in metric:
         try:
             parsed = parse_metric_id(name)
@@ -812,7 +636,7 @@ def drift(
             sys.stdout.write(f"re-anchored {moved} label(s) in {out or judgments}; "
                              f"{needs_person} still need a person\n")
     still_wrong = needs_person / labels_count if fix and labels_count else summary["invalid_ratio"]
-    _hold(rows, result, snapshot)
+    hold(rows, result, snapshot)
     raise typer.Exit(EXIT_FAILED if still_wrong > max_invalid else EXIT_OK)
 
 
@@ -1000,7 +824,7 @@ def serve(
     if any(nightly) and not all(nightly):
         raise UsageError("--nightly-suite, --nightly-judgments and --nightly-run go together")
     root = storage or default_root()
-    cutoffs = _cutoffs(k) if k else [10]
+    cutoffs = parse_cutoffs(k) if k else [10]
     trigger = DeploymentEventTrigger(expect={REINDEX_EVENT}, match=REINDEX_MATCH, parameters=REINDEX_PARAMETERS)
     deployments = [
         on_reindex.to_deployment(name="on-reindex", triggers=[trigger], parameters={"storage_url": root, "k": cutoffs}),
@@ -1124,54 +948,31 @@ def id_(
             sys.stdout.write(f"chunk_id  {payload['chunk_id']}\n")
 
 
-def _fail(message: str, code: int) -> NoReturn:
-    sys.stderr.write(message.replace("\n", " ") + "\n")
-    raise SystemExit(code)
-
-
 def main(argv: list[str] | None = None) -> NoReturn:
-    """Run the command line and exit with its exit code."""
+    """Run the command line (through typer) and exit with its exit code."""
     args = sys.argv[1:] if argv is None else list(argv)
-    # Commands build hundreds of thousands of acyclic containers (parsed JSON, chunks, label
-    # rows) at once; at the default threshold the young generation is collected every 700
-    # allocations, 0.5 s of a 3.5 s drift of 100k labels x 200k chunks. What is alive after
-    # the imports is never garbage: it leaves the collector's sight.
-    gc.freeze()
-    gc.set_threshold(100_000, 20, 20)
+    quiet_collector()
     if not args:
         # A bare invocation gets the help, on stdout, but is still not a successful command.
         try:
             app(args=["--help"], prog_name="goldkeeper", standalone_mode=False)
         finally:
-            _exit(EXIT_USAGE)
+            exit_with(EXIT_USAGE)
+    guarded(lambda: _through_typer(args))
+
+
+def _through_typer(args: list[str]) -> int:
     try:
         # Without standalone mode, typer returns the code of a command's ``typer.Exit``.
         code = _narrowed(args[0])(args=args, prog_name="goldkeeper", standalone_mode=False)
-        _exit(code if isinstance(code, int) else EXIT_OK)
+        return code if isinstance(code, int) else EXIT_OK
     except typer.Exit as done:
-        _exit(done.exit_code)
+        return done.exit_code
     except typer.Abort:
-        _fail("error: aborted", EXIT_USAGE)
+        fail("error: aborted", EXIT_USAGE)
     except typer.TyperException as error:  # typer's (vendored click's) usage errors
         message = error.format_message() if hasattr(error, "format_message") else str(error)
-        _fail(f"error: {message}", EXIT_USAGE)
-    except GoldkeeperError as error:
-        hint = getattr(error, "hint", None)
-        _fail(f"error: {error}" + (f" (hint: {hint})" if hint else ""), error.exit_code)
-    except BrokenPipeError:
-        # The reader went away (``| head``); not our failure.
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        _exit(EXIT_OK)
-    except KeyboardInterrupt:
-        _fail("error: interrupted", EXIT_USAGE)
-    except Exception as error:  # noqa: BLE001 - the last line of defence, exit 3
-        if os.environ.get("GOLDKEEPER_DEBUG"):
-            raise
-        _fail(
-            f"internal error: {type(error).__name__}: {error} "
-            "(a goldkeeper bug; set GOLDKEEPER_DEBUG=1 for the traceback)",
-            EXIT_INTERNAL,
-        )
+        fail(f"error: {message}", EXIT_USAGE)
 
 
 def _narrowed(name: str) -> typer.Typer:
@@ -1192,35 +993,3 @@ def _narrowed(name: str) -> typer.Typer:
     narrow = copy.copy(app)
     narrow.registered_commands, narrow.registered_groups = commands, groups
     return narrow
-
-
-def _exit(code: int | None) -> NoReturn:
-    sys.stdout.flush()
-    raise SystemExit(code or 0)
-
-
-def entry() -> NoReturn:
-    """The ``goldkeeper`` script: ``main``, then leave without taking the heap apart.
-
-    Freeing what a large command built (a parsed corpus, 100,000 labels and their findings)
-    object by object took 0.1-0.16 s of a 2.3 s drift, for nothing: the process is ending.
-    Once the output is flushed it ends at once, unless something may still need a proper
-    shutdown: prefect loaded (the flow commands) or another thread running. ``main`` itself
-    raises ``SystemExit`` as usual, for callers in Python.
-    """
-    import threading
-
-    global _ENDING
-    _ENDING = True
-    try:
-        main()
-    except SystemExit as done:
-        code = done.code
-        if "prefect" in sys.modules or threading.active_count() > 1 or not isinstance(code, (int, type(None))):
-            raise  # (a message as the code: the interpreter prints it, as it would have)
-    try:
-        sys.stdout.flush()
-        sys.stderr.flush()
-    except (OSError, ValueError):  # a reader gone, or a stream closed: nothing left to save
-        pass
-    os._exit(code or 0)
