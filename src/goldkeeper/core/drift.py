@@ -41,6 +41,8 @@ from goldkeeper.core.identity import chunk_id, normalize, normalized_sha, text_s
 from goldkeeper.errors import InputError, describe_value
 
 if TYPE_CHECKING:
+    from pydantic import Field  # (bound at run time where pydantic first reads the annotations)
+
     from goldkeeper.models.judgment import Judgment
 
 # pydantic and the Judgment model load on first use (parse_corpus, fix): classify itself

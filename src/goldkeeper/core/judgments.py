@@ -28,7 +28,11 @@ from typing_extensions import NotRequired, TypedDict
 from goldkeeper.errors import InputError, describe_value
 
 if TYPE_CHECKING:
+    from pydantic import Field  # (bound at run time by ``_rows_adapter``, as is ``_NE_STR``)
+
     from goldkeeper.models.judgment import Judgment
+
+    _NE_STR = str
 
 # pydantic (and the Judgment model) load on first use: reading labels with an io decoder
 # never needs them, and importing them took 75 ms of `goldkeeper drift`'s start.
