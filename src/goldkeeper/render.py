@@ -113,11 +113,11 @@ def print_report(report, console: Console | None = None) -> None:
         table.add_column("stratum")
         table.add_column("n", justify="right")
         table.add_column(metric, justify="right")
+        table.add_column("")  # the worst stratum's mark, outside the values' right-aligned column
         for name, stratum, value in stratum_order(report, metric):
-            mark = "  worst" if name == worst.get("name") else ""
             shown = "not scored" if value is None else f"{value.value:.4f}" + (
                 f" [{value.ci[0]:.3f}, {value.ci[1]:.3f}]" if value.ci else "")
-            table.add_row(name, str(stratum.n), shown + mark)
+            table.add_row(name, str(stratum.n), shown, "worst" if name == worst.get("name") else "")
         console.print(table)
     for gate in report.verdict.gates or []:
         console.print(Text(f"{gate.status:<13} {gate.expression}", style=_STATUS_STYLE[gate.status]))

@@ -83,3 +83,13 @@ def test_markdown_and_text_outputs():
     assert "| recall | 0.0000 [0.000, 0.842] | 0.5000 [0.013, 0.987] |" in md.stdout  # exact CP intervals, n=2
     text = run_cli(*ARGS)
     assert "PASS" in text.stdout and "recall" in text.stdout
+
+
+def test_the_text_report_keeps_the_strata_values_aligned():
+    """The worst stratum's mark has a column of its own, so the values line up."""
+    examples = __import__("goldkeeper.examples", fromlist=["x"]).__path__[0]
+    text = run_cli("score", "-j", f"{examples}/judgments.jsonl", "-r", f"{examples}/run.jsonl", "-k", "3").stdout
+    lines = text[text.index("recall@3 by stratum"):].splitlines()[3:6]
+    assert [line.split()[0] for line in lines] == ["legal", "account", "billing"]
+    assert len({line.index("]") for line in lines}) == 1, lines  # every interval ends in one column
+    assert lines[0].rstrip().endswith("worst") and "worst" not in "".join(lines[1:])
