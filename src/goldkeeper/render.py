@@ -1,13 +1,16 @@
-"""What people read: rich text renderings of results. Machines get ``--format json``."""
+"""What people read: rich text and markdown renderings of results. Machines get ``--format json``."""
 
 from __future__ import annotations
 
 from collections import Counter
+from typing import TYPE_CHECKING
 
-from rich.console import Console
-from rich.text import Text
+if TYPE_CHECKING:
+    from rich.console import Console
 
-from goldkeeper.core.validation import ValidationResult
+    from goldkeeper.core.validation import ValidationResult
+
+# rich loads with the first print_* call (0.025 s): markdown needs none of it.
 
 __all__ = ["print_validation"]
 
@@ -16,6 +19,9 @@ SHOWN_PER_CODE = 10
 
 
 def print_validation(source: str, result: ValidationResult, console: Console | None = None) -> None:
+    from rich.console import Console
+    from rich.text import Text
+
     console = console or Console(highlight=False, soft_wrap=True)
     console.print(
         f"{source}: {result.labels} labels, {result.queries} queries, "
@@ -52,28 +58,39 @@ def print_validation(source: str, result: ValidationResult, console: Console | N
 _STATUS_STYLE = {"PASS": "bold green", "FAIL": "bold red", "INDETERMINATE": "bold yellow"}
 
 
-def _metric_rows(report) -> list[tuple[str, list[str]]]:
-    """Rows of (metric name, values by cutoff) in report order."""
+def _document(report) -> dict:
+    """A report as its JSON document (``Report.to_json_dict``): the report renderers read
+    that, so ``score`` renders what it would print as JSON without importing pydantic (0.08 s
+    of a small score's text output) to build a model first."""
+    return report if isinstance(report, dict) else report.to_json_dict()
+
+
+def _shown(measurement: dict) -> str:
+    shown = f"{measurement['value']:.4f}"
+    ci = measurement.get("ci")
+    return shown if ci is None else shown + f" [{ci[0]:.3f}, {ci[1]:.3f}]"
+
+
+def _metric_rows(document: dict) -> tuple[list[tuple[str, list[str]]], list[int]]:
+    """Rows of (metric name, values by cutoff) in report order, and the cutoffs."""
     names: dict[str, dict[int, str]] = {}
-    for metric_id, measurement in report.metrics.items():
+    for metric_id, measurement in document["metrics"].items():
         name, _, k = metric_id.partition("@")
-        shown = f"{measurement.value:.4f}"
-        if measurement.ci is not None:
-            shown += f" [{measurement.ci[0]:.3f}, {measurement.ci[1]:.3f}]"
-        names.setdefault(name, {})[int(k)] = shown
-    ks = sorted({int(m.partition("@")[2]) for m in report.metrics})
+        names.setdefault(name, {})[int(k)] = _shown(measurement)
+    ks = sorted({int(m.partition("@")[2]) for m in document["metrics"]})
     return [(name, [values.get(k, "") for k in ks]) for name, values in names.items()], ks
 
 
-def stratum_order(report, metric: str) -> list[tuple[str, object, object]]:
+def stratum_order(report, metric: str) -> list[tuple[str, dict, dict | None]]:
     """(name, stratum, measurement): scored strata by value then name, then unscored by name.
+    ``report`` is a ``Report`` or its document; strata and measurements are JSON objects.
 
     Names compare by Unicode code point, never by locale (fixture ``stratum-order``)."""
     scored, unscored = [], []
-    for name, stratum in (report.per_stratum or {}).items():
-        value = stratum.metrics.get(metric)
-        if stratum.n > 0 and value is not None:
-            scored.append((value.value, name, stratum, value))
+    for name, stratum in (_document(report).get("per_stratum") or {}).items():
+        value = stratum["metrics"].get(metric)
+        if stratum["n"] > 0 and value is not None:
+            scored.append((value["value"], name, stratum, value))
         else:
             unscored.append((name, stratum, None))
     return [(n, s, v) for _, n, s, v in sorted(scored, key=lambda r: (r[0], r[1]))] + sorted(
@@ -81,21 +98,31 @@ def stratum_order(report, metric: str) -> list[tuple[str, object, object]]:
     )
 
 
-def print_report(report, console: Console | None = None) -> None:
-    from rich.table import Table
+def _headline(document: dict) -> str:
+    j = document["judgments"]
+    return (f"{j['queries']} judged queries, {j['queries_scored']} scored, {j['labels']} labels; "
+            f"run coverage {document.get('coverage', 0):.1%}")
 
-    rows, ks = _metric_rows(report)
+
+def _worst_metric(document: dict) -> tuple[dict, str]:
+    worst = document.get("worst_stratum") or {}
+    return worst, worst.get("metric") or next(iter(document["metrics"]), "")
+
+
+def print_report(report, console: Console | None = None) -> None:
+    """A ``Report`` or its JSON document, as tables for people."""
+    from rich.console import Console
+    from rich.table import Table
+    from rich.text import Text
+
+    document = _document(report)
+    rows, ks = _metric_rows(document)
     if console is None:
         console = Console(highlight=False, soft_wrap=True)
         if not console.is_terminal:
             # Piped output has no width to fit: make it wide enough that no cell wraps.
             console = Console(highlight=False, soft_wrap=True, width=max(80, 16 + 26 * len(ks)))
-    extra = report.model_extra or {}
-    j = report.judgments
-    console.print(
-        f"{j.queries} judged queries, {j.queries_scored} scored, {j.labels} labels; "
-        f"run coverage {extra.get('coverage', 0):.1%}"
-    )
+    console.print(_headline(document))
     if rows:
         table = Table(show_edge=False, pad_edge=False)
         table.add_column("metric", no_wrap=True)
@@ -106,63 +133,64 @@ def print_report(report, console: Console | None = None) -> None:
         console.print(table)
     else:
         console.print(Text("no metric was computed", style="dim"))
-    if report.per_stratum:
-        worst = extra.get("worst_stratum") or {}
-        metric = worst.get("metric") or next(iter(report.metrics), "")
+    if document.get("per_stratum"):
+        worst, metric = _worst_metric(document)
         table = Table(title=f"{metric} by stratum", show_edge=False, pad_edge=False, title_justify="left")
         table.add_column("stratum")
         table.add_column("n", justify="right")
         table.add_column(metric, justify="right")
         table.add_column("")  # the worst stratum's mark, outside the values' right-aligned column
-        for name, stratum, value in stratum_order(report, metric):
-            shown = "not scored" if value is None else f"{value.value:.4f}" + (
-                f" [{value.ci[0]:.3f}, {value.ci[1]:.3f}]" if value.ci else "")
-            table.add_row(name, str(stratum.n), shown, "worst" if name == worst.get("name") else "")
+        for name, stratum, value in stratum_order(document, metric):
+            shown = "not scored" if value is None else _shown(value)
+            table.add_row(name, str(stratum["n"]), shown, "worst" if name == worst.get("name") else "")
         console.print(table)
-    for gate in report.verdict.gates or []:
-        console.print(Text(f"{gate.status:<13} {gate.expression}", style=_STATUS_STYLE[gate.status]))
-    for reason in report.verdict.reasons:
+    verdict = document["verdict"]
+    for gate in verdict.get("gates") or []:
+        console.print(Text(f"{gate['status']:<13} {gate['expression']}", style=_STATUS_STYLE[gate["status"]]))
+    for reason in verdict["reasons"]:
         console.print(Text(f"- {reason}", style="dim"))
-    console.print(Text(report.verdict.status, style=_STATUS_STYLE[report.verdict.status]))
+    console.print(Text(verdict["status"], style=_STATUS_STYLE[verdict["status"]]))
 
 
 def report_markdown(report) -> str:
-    """The report as GitHub-flavoured markdown, for CI step summaries and Prefect artifacts."""
-    extra = report.model_extra or {}
-    lines = [f"### goldkeeper: {report.verdict.status}", ""]
-    j = report.judgments
-    lines.append(f"{j.queries} judged queries, {j.queries_scored} scored, {j.labels} labels; "
-                 f"run coverage {extra.get('coverage', 0):.1%}.")
-    if j.drift is not None:
-        d = j.drift
-        lines.append(f"Drift against the live corpus: {d.valid} valid, {d.re_anchorable} re-anchorable, {d.merged} "
-                     f"merged, {d.split} split, {d.orphaned} orphaned (invalid ratio {d.invalid_ratio:.1%}).")
+    """A ``Report`` or its JSON document as GitHub-flavoured markdown, for CI step summaries
+    and Prefect artifacts."""
+    document = _document(report)
+    verdict = document["verdict"]
+    lines = [f"### goldkeeper: {verdict['status']}", "", _headline(document) + "."]
+    d = document["judgments"].get("drift")
+    if d is not None:
+        lines.append(f"Drift against the live corpus: {d['valid']} valid, {d['re_anchorable']} re-anchorable, "
+                     f"{d['merged']} merged, {d['split']} split, {d['orphaned']} orphaned "
+                     f"(invalid ratio {d['invalid_ratio']:.1%}).")
     lines.append("")
-    rows, ks = _metric_rows(report)
+    rows, ks = _metric_rows(document)
     if rows:
         lines.append("| metric | " + " | ".join(f"@{k}" for k in ks) + " |")
         lines.append("|---|" + "---:|" * len(ks))
         lines.extend(f"| {name} | " + " | ".join(values) + " |" for name, values in rows)
         lines.append("")
-    if report.per_stratum:
-        worst = extra.get("worst_stratum") or {}
-        metric = worst.get("metric") or next(iter(report.metrics), "")
+    if document.get("per_stratum"):
+        worst, metric = _worst_metric(document)
         lines.append(f"| stratum | n | {metric} |")
         lines.append("|---|---:|---:|")
-        for name, stratum, value in stratum_order(report, metric):
-            shown = f"{value.value:.4f}" if value else "not scored"
+        for name, stratum, value in stratum_order(document, metric):
+            shown = f"{value['value']:.4f}" if value else "not scored"
             if name == worst.get("name"):
                 shown += " (worst)"
-            lines.append(f"| {name} | {stratum.n} | {shown} |")
+            lines.append(f"| {name} | {stratum['n']} | {shown} |")
         lines.append("")
-    for gate in report.verdict.gates or []:
-        lines.append(f"- **{gate.status}** `{gate.expression}`")
-    lines.extend(f"- {reason}" for reason in report.verdict.reasons)
+    for gate in verdict.get("gates") or []:
+        lines.append(f"- **{gate['status']}** `{gate['expression']}`")
+    lines.extend(f"- {reason}" for reason in verdict["reasons"])
     return "\n".join(lines).rstrip("\n") + "\n"
 
 
 def print_drift(result, labels: int, console: Console | None = None) -> None:
     """Counts by status, the headline ratio, and what can be done about it."""
+    from rich.console import Console
+    from rich.text import Text
+
     console = console or Console(highlight=False, soft_wrap=True)
     summary = result.summary
     console.print(f"{labels} labels; labeled at {result.judgments_fingerprint or 'unknown'}, "
@@ -187,7 +215,9 @@ def print_drift(result, labels: int, console: Console | None = None) -> None:
 
 
 def print_comparison(payload, console: Console | None = None) -> None:
+    from rich.console import Console
     from rich.table import Table
+    from rich.text import Text
 
     console = console or Console(highlight=False, soft_wrap=True)
     console.print(f"baseline {payload['baseline']}, {payload['queries']} paired queries, alpha {payload['alpha']}")
@@ -219,6 +249,9 @@ def comparison_markdown(payload) -> str:
 
 def print_certificate(payload, console: Console | None = None) -> None:
     """A calibration certificate: what is promised, on how many queries, and at what cost."""
+    from rich.console import Console
+    from rich.text import Text
+
     console = console or Console(highlight=False, soft_wrap=True)
     splits = payload["splits"]
     console.print(f"splits: temperature {splits['temperature']} / calibration {splits['calibration']} / "

@@ -304,14 +304,13 @@ def run_score(options: ScoreOptions) -> int:
     if output is ReportFormat.json:
         sys.stdout.flush()
         sys.stdout.buffer.write(document)
-    else:
-        from goldkeeper.models.report import Report
-        from goldkeeper.render import print_report, report_markdown
+    elif output is ReportFormat.markdown:
+        from goldkeeper.render import report_markdown
 
-        model = Report.model_validate(built)
-        if output is ReportFormat.markdown:
-            sys.stdout.write(report_markdown(model))
-        else:
-            print_report(model)
+        sys.stdout.write(report_markdown(built))
+    else:
+        from goldkeeper.render import print_report
+
+        print_report(built)
     hold(qrels, validation, result, built)
     return EXIT_OK if built["verdict"]["status"] == "PASS" else EXIT_FAILED
