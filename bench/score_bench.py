@@ -8,7 +8,8 @@ the same run as a TREC file for the others, which read that) and computes P, rec
 MRR and MAP at k (goldkeeper without intervals, like its peers; its default intervals are
 timed on a line of their own). The floor is the time to parse the run JSONL alone with orjson
 (the issue's goal: goldkeeper within 2x of it); a second floor parses the judgments too,
-which goldkeeper must also read. Prints the median of --repeats runs per tool and every ratio.
+which goldkeeper must also read. Prints the median of --repeats runs per tool (and their
+range) and every ratio.
 
     python bench/score_bench.py [--repeats 3] [--sizes 10000x100,7000x1000,100000x100] [--k 10]
 """
@@ -155,7 +156,8 @@ def main() -> None:
                 ratio = f"  goldkeeper / floor = {ours / median:.2f}"
             else:
                 ratio = f"  goldkeeper is {median / ours:5.2f}x faster"
-            print(f"  {name:22s} {median:8.2f} s {peaks[name]:8.0f} MiB{ratio}", flush=True)
+            spread = f"{min(times[name]):.2f}-{max(times[name]):.2f}"  # a noisy machine shows here
+            print(f"  {name:22s} {median:8.2f} s ({spread:>11s}) {peaks[name]:6.0f} MiB{ratio}", flush=True)
         if "retrieval-eval 0.1.1" in peaks:
             print(f"  peak memory ratio goldkeeper / retrieval-eval = {peaks['goldkeeper'] / peaks['retrieval-eval 0.1.1']:.3f}")
 
