@@ -78,7 +78,7 @@ def guarded(command: Callable[[], int | None]) -> NoReturn:
         exit_with(EXIT_OK)
     except KeyboardInterrupt:
         fail("error: interrupted", EXIT_USAGE)
-    except Exception as error:  # noqa: BLE001 - the last line of defence, exit 3
+    except Exception as error:  # the last line of defence, exit 3
         if os.environ.get("GOLDKEEPER_DEBUG"):
             raise
         fail(

@@ -15,8 +15,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import goldkeeper.cli as cli
-from goldkeeper.score_command import OPTIONS, REPEATED, SWITCHES, LabelsFormat, ReportFormat, ScoreOptions, fast_options
+from goldkeeper import cli
+from goldkeeper.score_command import (
+    OPTIONS,
+    REPEATED,
+    SWITCHES,
+    LabelsFormat,
+    ReportFormat,
+    ScoreOptions,
+    fast_options,
+)
 from tests.conftest import FIXTURES
 
 
