@@ -34,6 +34,7 @@ from goldkeeper.launch import (  # (entry, EXIT_INTERNAL: where they always were
     fail,
     guarded,
     hold,
+    interrupted,
     quiet_collector,
 )
 from goldkeeper.score_command import (
@@ -961,18 +962,25 @@ def main(argv: list[str] | None = None) -> NoReturn:
     guarded(lambda: _through_typer(args))
 
 
+#: What typer returns for an interrupt inside a command (``typer.core``: ``Exit(130)``); no
+#: goldkeeper command exits with it.
+_TYPER_INTERRUPTED = 130
+
+
 def _through_typer(args: list[str]) -> int:
     try:
         # Without standalone mode, typer returns the code of a command's ``typer.Exit``.
         code = _narrowed(args[0])(args=args, prog_name="goldkeeper", standalone_mode=False)
-        return code if isinstance(code, int) else EXIT_OK
     except typer.Exit as done:
-        return done.exit_code
-    except typer.Abort:
-        fail("error: aborted", EXIT_USAGE)
+        code = done.exit_code
+    except typer.Abort:  # click's word for an end of input at a prompt (no command prompts)
+        interrupted()
     except typer.TyperException as error:  # typer's (vendored click's) usage errors
         message = error.format_message() if hasattr(error, "format_message") else str(error)
         fail(f"error: {message}", EXIT_USAGE)
+    if code == _TYPER_INTERRUPTED:  # silent there: said here as on every other path
+        interrupted()
+    return code if isinstance(code, int) else EXIT_OK
 
 
 def _narrowed(name: str) -> typer.Typer:

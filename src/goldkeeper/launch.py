@@ -23,7 +23,7 @@ from typing import Any, NoReturn
 from goldkeeper.errors import GoldkeeperError
 
 __all__ = ["EXIT_FAILED", "EXIT_INTERNAL", "EXIT_OK", "EXIT_USAGE", "entry", "exit_with", "fail", "guarded",
-           "hold", "quiet_collector"]
+           "hold", "interrupted", "quiet_collector"]
 
 EXIT_OK = 0
 EXIT_FAILED = 1
@@ -57,6 +57,11 @@ def fail(message: str, code: int) -> NoReturn:
     raise SystemExit(code)
 
 
+def interrupted() -> NoReturn:
+    """An interrupt (Ctrl-C), said the same way whichever way the command ran (spec/cli.md)."""
+    fail("error: interrupted", EXIT_USAGE)
+
+
 def exit_with(code: int | None) -> NoReturn:
     sys.stdout.flush()
     raise SystemExit(code or 0)
@@ -77,7 +82,7 @@ def guarded(command: Callable[[], int | None]) -> NoReturn:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         exit_with(EXIT_OK)
     except KeyboardInterrupt:
-        fail("error: interrupted", EXIT_USAGE)
+        interrupted()
     except Exception as error:  # the last line of defence, exit 3
         if os.environ.get("GOLDKEEPER_DEBUG"):
             raise

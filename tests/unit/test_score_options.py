@@ -138,3 +138,28 @@ def test_a_plain_score_runs_without_typer():
     assert "goldkeeper.core.scoring" in loaded
     assert not {m.split(".")[0] for m in loaded} & {"typer", "click", "rich"}
     assert '"verdict"' in done.stdout
+
+
+@pytest.mark.parametrize("through_typer", [False, True])
+def test_an_interrupted_score_says_so_whichever_way_it_ran(monkeypatch, capsys, through_typer):
+    """typer turns an interrupt inside a command into a silent exit 130; goldkeeper says it,
+    on one line, with its usage code, as the typer-free path does (spec/cli.md)."""
+    import goldkeeper.score_command
+    from goldkeeper import launch
+
+    def interrupt(options):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(goldkeeper.score_command, "run_score", interrupt)
+    monkeypatch.setattr(cli, "run_score", interrupt)
+    args = ["score", "-j", "a", "-r", "b", *(["--seed", "-1"] if through_typer else [])]
+    assert (fast_options(args[1:]) is None) == through_typer
+    threshold = gc.get_threshold()
+    try:
+        with pytest.raises(SystemExit) as done:
+            launch._run(args)
+    finally:
+        gc.unfreeze()
+        gc.set_threshold(*threshold)
+    assert done.value.code == 2
+    assert capsys.readouterr().err == "error: interrupted\n"
