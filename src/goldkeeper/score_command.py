@@ -1,8 +1,8 @@
 """``goldkeeper score``: what the command does, apart from typer.
 
 The command line is defined with typer in ``goldkeeper.cli``, which calls ``run_score``. But
-typer's import and its building of the command took 18-19 ms before a score read a byte (a
-tenth of a 10k-query score's 0.2 s, more of a small one's), so the console script
+typer's import and its building of the command took 18-19 ms before a score read a byte
+(without them a 10k-query score took 0.235 s against 0.270 s, interleaved), so the console script
 (``goldkeeper.launch``) first tries ``fast_options``: a ``score`` command line written with
 nothing but this command's options, as ``--name value``, ``--name=value`` or ``-j value``,
 and values typer would take as they are, is read here. Anything else (help, an unknown or
