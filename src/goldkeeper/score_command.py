@@ -211,25 +211,32 @@ def bootstrap_spec(intervals: bool, confidence: float, resamples: int, seed: int
 _SCORING_IMPORT_BYTES = 1 << 18
 
 
-def _import_scoring(intervals: bool, keys: int) -> None:
-    """The scoring modules, and numpy (0.05 s) when intervals or the numpy kernel for about
-    ``keys`` ranked keys will need it: ``score`` loads them while its reader's child is still
-    reading, instead of before reading. A small score without intervals never loads numpy.
+def _import_scoring(intervals: bool) -> None:
+    """The scoring modules, and numpy (0.05 s) and scipy.special when intervals will need
+    them: ``score`` loads them while its reader's child is still reading, instead of before
+    reading. A score without intervals never loads numpy (its kernel is Python's).
 
     With one OpenBLAS thread: at import OpenBLAS starts one per core, and beside a busy
     process numpy's import then took 0.11-0.13 s instead of 0.05-0.065. score spreads its
     work over processes itself and multiplies no large matrices; a user's setting stands."""
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-    import goldkeeper.core.reporting  # noqa: F401
-    from goldkeeper.core.scoring import numpy_kernel
+    from goldkeeper.core import reporting, scoring  # noqa: F401
 
-    if intervals or numpy_kernel(keys):
-        import numpy  # noqa: F401
     if intervals:
+        import numpy  # noqa: F401
+
         # The intervals' quantiles, loaded here once: imported where they are first used,
         # they were imported by this process and by the child that computes half the
         # intervals (``split_map``), each after the fork; scipy 1.17's took 0.14-0.21 s.
         import scipy.special  # noqa: F401
+
+
+def _query_values(qrels: Any, heads: Any, ks: list[int], threshold: int) -> Any:
+    """``query_values``, called by the reader where the heads were read; the heads (a million
+    strings at 100k queries) are freed before the per-query values are summarized."""
+    from goldkeeper.core.scoring import query_values
+
+    return query_values(qrels, heads, ks, threshold)
 
 
 def run_score(options: ScoreOptions) -> int:
@@ -272,21 +279,19 @@ def run_score(options: ScoreOptions) -> int:
 
     read = read_scoring_inputs(judgments, judgments_format.value if judgments_format else None,
                                run, run_format, max(ks), on_rows=count_drift,
-                               meanwhile=lambda queries: _import_scoring(intervals, queries * max(ks)),
-                               meanwhile_bytes=MEANWHILE_LABEL_BYTES if intervals else _SCORING_IMPORT_BYTES)
+                               meanwhile=lambda: _import_scoring(intervals),
+                               meanwhile_bytes=MEANWHILE_LABEL_BYTES if intervals else _SCORING_IMPORT_BYTES,
+                               score_heads=lambda qrels, heads: _query_values(qrels, heads, ks, threshold))
     from goldkeeper.core.reporting import report_document
-    from goldkeeper.core.scoring import query_values, summarize
+    from goldkeeper.core.scoring import add_query_values, summarize
 
     bootstrap = bootstrap_spec(intervals, confidence, resamples, seed)
-    validation, qrels, judgments_sha, entries, run_sha = (read.validation, read.qrels, read.judgments_sha,
-                                                          read.run, read.run_sha)
+    validation, qrels, judgments_sha, parts, run_sha = (read.validation, read.qrels, read.judgments_sha,
+                                                        read.run, read.run_sha)
     drift_counts_found, corpus_info = read.from_rows if corpus else (None, None)
     hold(read.spent)
     del read
-    # score's two steps, so that the run (a million strings at 100k queries) can be freed
-    # before the per-query values and the report are built.
-    found = query_values(qrels, entries, ks, threshold)
-    del entries
+    found = add_query_values(parts)
     result = summarize(qrels, found, intervals=bootstrap, parallel=split_map)
     inputs = {"judgments": {"url": judgments, "sha256": judgments_sha},
               "run": {"url": run, "sha256": run_sha}}

@@ -40,14 +40,11 @@ def _read(judgments: Path, run: Path, split: bool, monkeypatch) -> object:
     calls: list[int] = []
     try:
         got = loading.read_scoring_inputs(str(judgments), None, str(run), None, 10,
-                                          meanwhile=lambda queries: calls.append(queries))
+                                          meanwhile=lambda: calls.append(len(calls)))
     except InputError as error:
         return ("error", str(error))
     q = got.qrels
-    # Once, whichever process read what, with the judged queries: counted when this process
-    # read them all, else estimated from its share.
-    assert len(calls) == 1
-    assert calls[0] == len(q.grades) if not split else len(q.grades) / 2 <= calls[0] <= 2 * len(q.grades)
+    assert calls == [0]  # once, whichever process read what
     return (got.validation.to_dict(), [(k, list(v.items())) for k, v in q.grades.items()],
             list(q.stratum.items()), sorted(q.stratum_conflicts.items()), q.stratified,
             got.judgments_sha, got.run, got.run_sha)
@@ -122,3 +119,86 @@ def test_an_input_read_from_stdin_scores_as_the_same_file(where, tmp_path):
     expected, got = json.loads(from_files.stdout), json.loads(from_stdin.stdout)
     assert got["metrics"] == expected["metrics"] and got["metrics"]["recall@3"]["value"] > 0
     assert got["per_query"] == expected["per_query"]
+
+
+def _deep_run(tmp_path: Path, queries: int, depth: int, kind: str, extra: list[str] | None = None) -> Path:
+    """A run whose rankings reach every judged key of a query (``_labels``: q's are
+    d{5q}..d{5q+4}) and many unjudged ones, as JSONL or TREC."""
+    import random
+
+    rng = random.Random(7)
+    lines = []
+    for q in range(queries):
+        ranking = [f"d{q * 5 + j}" for j in range(5)] + [f"u{q}-{j}" for j in range(depth - 5)]
+        rng.shuffle(ranking)
+        if kind == "jsonl":
+            lines.append(json.dumps({"query_id": f"q{q}", "ranking": ranking}))
+        else:
+            lines += [f"q{q} Q0 {key} {rank + 1} {depth - rank} t" for rank, key in enumerate(ranking)]
+    path = tmp_path / f"deep.{kind}"
+    path.write_text("\n".join(lines + (extra or [])) + "\n")
+    return path
+
+
+def _scored(judgments: Path, run: Path, depth: int, graded: bool, monkeypatch) -> object:
+    from goldkeeper.core.scoring import add_query_values, query_values
+
+    monkeypatch.setattr(loading, "HALVING_MIN_BYTES", 1)
+    monkeypatch.setattr(loading, "GRADED_KEYS_PER_LABEL", 0 if graded else 1 << 40)
+    assert loading._graded(str(judgments), str(run), None, depth) == graded
+    try:
+        got = loading.read_scoring_inputs(str(judgments), None, str(run), None, depth,
+                                          score_heads=lambda qrels, heads: query_values(qrels, heads, [3, depth], 2))
+    except InputError as error:
+        return ("error", str(error)), None
+    parts = len(got.run)  # the parts' values: one per process that read a part (one: the file whole)
+    found = add_query_values(got.run)
+    values = {str(metric): [v.hex() for v in column] for metric, column in found.values.items()}
+    return (got.validation.to_dict(), got.judgments_sha, got.run_sha, found.scored_ids, values,
+            sorted(found.seen_in_run), sorted(found.duplicates), sorted(found.run_only), found.run_queries), parts
+
+
+@pytest.mark.parametrize("kind", ["jsonl", "trec"])
+@pytest.mark.parametrize("case", ["plain", "unjudged queries", "repeated keys", "query twice", "bad line"])
+def test_a_run_scored_where_it_is_read_equals_one_heads_scored_here(kind, case, tmp_path, monkeypatch):
+    """With deep cutoffs the judgments are read first and each process scores the part of the
+    run it read; the values, the bookkeeping and every error are those of scoring the heads
+    in this process."""
+    judgments = _write(tmp_path, _labels(1000))
+    extra = {
+        "plain": [],
+        "unjudged queries": [json.dumps({"query_id": "zz", "ranking": ["a", "b"]}) if kind == "jsonl"
+                             else "zz Q0 a 1 2 t"],
+        "repeated keys": [json.dumps({"query_id": "q150", "ranking": ["d750", "d750", "x"]}) if kind == "jsonl"
+                          else "q150 Q0 d750 1 2 t\nq150 Q0 d750 2 1 t"],
+        "query twice": [json.dumps({"query_id": "q3", "ranking": ["d1"]}) if kind == "jsonl" else "q3 Q0 zzz 1 0 t"],
+        "bad line": ['{"query_id": "q9", "ranking": "d1"}' if kind == "jsonl" else "q9 Q0 d1"],
+    }[case]
+    run = _deep_run(tmp_path, 150, 60, kind, extra)  # q150-q199 are judged and missing from it
+    (graded, parts), (here, one) = _scored(judgments, run, 50, True, monkeypatch), _scored(judgments, run, 50, False, monkeypatch)
+    assert graded == here
+    # A TREC run may name a query again anywhere: then both parts hold it and the file is
+    # scored whole; a bad line is worded by the one-piece reader.
+    if graded[0] != "error":
+        assert one == 1 and parts == (1 if case == "query twice" else 2)
+    if case in ("plain", "unjudged queries", "repeated keys"):
+        assert graded[0] != "error" and graded[2] == hashlib.sha256(run.read_bytes()).hexdigest()
+        assert any(v != (0.0).hex() for v in graded[4]["ndcg@50"])
+    if case == "repeated keys" and kind == "jsonl":
+        assert "q150" in graded[6]
+    if case == "bad line" or (case == "query twice" and kind == "jsonl"):
+        assert graded[0] == "error"
+
+
+def test_deep_heads_are_scored_where_they_are_read_and_shallow_ones_here(tmp_path, monkeypatch):
+    """``_graded`` weighs the keys the heads would hold against the labels: 200 queries of 5
+    labels, rankings of 60 keys, against GRADED_KEYS_PER_LABEL (8)."""
+    monkeypatch.setattr(loading, "HALVING_MIN_BYTES", 1)
+    judgments = _write(tmp_path, _labels(1000))
+    for kind in ("jsonl", "trec"):
+        run = _deep_run(tmp_path, 200, 60, kind)
+        assert loading._graded(str(judgments), str(run), None, 50)  # 50 keys a query, 5 labels
+        assert not loading._graded(str(judgments), str(run), None, 10)  # 10 against 5
+        assert not loading._graded("-", str(run), None, 50)
+    monkeypatch.setattr(loading, "HALVING_MIN_BYTES", 1 << 40)
+    assert not loading._graded(str(judgments), str(run), None, 50)  # too small to cut

@@ -147,8 +147,8 @@ def graded_case(draw):
 @settings(max_examples=400, deadline=None)
 @given(graded_case(), st.lists(st.integers(1, 25), min_size=1, max_size=4), st.integers(1, 5))
 def test_the_python_and_numpy_kernels_give_the_same_floats(data, ks, threshold):
-    """query_values' two kernels (Python for small inputs, numpy for large) agree bit for
-    bit, so a report never depends on which one ran."""
+    """query_values' two kernels (Python by default, numpy when asked) agree bit for bit, so
+    a report never depends on which one ran."""
     from goldkeeper.core.scoring import Qrels, query_values
 
     grades, run = data
@@ -212,3 +212,43 @@ def test_ndcg_of_grades_whose_exponential_gains_overflow_a_float():
         assert 0 < found[MetricId("ndcg", 1)][0] < 1e-300, kernel  # d's gain is 2^-1023 of a's
         assert abs(found[MetricId("ndcg", 4)][0] - expected) < 1e-12, kernel
         assert found[MetricId("ndcg_linear", 4)][0] < 1
+
+
+@settings(max_examples=300, deadline=None)
+@given(graded_case(), st.lists(st.integers(1, 25), min_size=1, max_size=3), st.integers(1, 3), st.data())
+def test_a_run_scored_in_parts_adds_up_to_the_run_scored_whole(data, ks, threshold, draw):
+    """score's reader scores each part of a large run where it was read and adds the parts'
+    values (``add_query_values``), after they crossed between processes (pickled compactly):
+    the floats, and every list, are the whole run's."""
+    import pickle
+
+    from goldkeeper.core.scoring import Qrels, add_query_values, query_values
+
+    grades, run = data
+    qrels = Qrels(grades=grades, stratum={q: "_unstratified" for q in grades})
+    whole = query_values(qrels, run, ks, threshold)
+    owner = [draw.draw(st.integers(0, 2)) for _ in run]
+    parts = [query_values(qrels, [e for e, o in zip(run, owner) if o == p], ks, threshold) for p in range(3)]
+    added = add_query_values([pickle.loads(pickle.dumps(part, protocol=5)) for part in parts])
+    assert added.scored_ids == whole.scored_ids and added.seen_in_run == whole.seen_in_run
+    assert sorted(added.duplicates) == sorted(whole.duplicates) and sorted(added.run_only) == sorted(whole.run_only)
+    assert added.run_queries == whole.run_queries
+    for metric, column in whole.values.items():
+        assert [v.hex() for v in column] == [v.hex() for v in added.values[metric]], metric
+
+
+def test_parts_that_share_a_query_or_differ_in_settings_are_refused():
+    import pytest
+
+    from goldkeeper.core.scoring import Qrels, add_query_values, query_values
+
+    qrels = Qrels(grades={"q1": {"d1": 1}, "q2": {"d2": 2}}, stratum={"q1": "_unstratified", "q2": "_unstratified"})
+    one = query_values(qrels, [goldkeeper.RunEntry(query_id="q1", ranking=["d1"])], 5, 1)
+    again = query_values(qrels, [goldkeeper.RunEntry(query_id="q1", ranking=["d2"])], 5, 1)
+    other = query_values(qrels, [goldkeeper.RunEntry(query_id="q2", ranking=["d2"])], 10, 1)
+    with pytest.raises(ValueError, match="entries in two parts"):
+        add_query_values([one, again])
+    with pytest.raises(ValueError, match="different settings"):
+        add_query_values([one, other])
+    with pytest.raises(ValueError, match="no part"):
+        add_query_values([])

@@ -1,12 +1,13 @@
 """Scoring a run against judgments: per-query values, macro averages, strata.
 
 Two kernels compute the per-query values, and give the same floats (a property test holds
-them equal bit for bit). For large inputs one is vectorised with numpy over a (queries x K)
-matrix of grades, where K is the deepest cutoff asked for, so every cutoff comes out of one
-pass; its rows are processed in slices, so memory stays bounded at any query count. For
-small inputs (up to ``PYTHON_MAX_KEYS`` ranked keys) the other runs in Python, so that a
-score without intervals never imports numpy: 0.05 s and 13 MB, where the whole of a 10,000
-query score takes 0.3 s. Either way the cost is O(queries x K) whatever the depth of the
+them equal bit for bit). The Python one, the default, walks each ranking's head once with
+C-level maps and does Python work only at the ranks that carry a grade, so its cost follows
+the graded keys; the numpy one (``kernel="numpy"``) fills a dense (queries x K) matrix of
+grades, K the deepest cutoff, and computes every cutoff from it in slices of rows. The dense
+matrix costs what the whole head costs: at K = 1,000 on 7,000 queries with 5 labels each it
+took 1.9 s against the Python kernel's 0.40 s, and the Python kernel was no slower anywhere
+it was measured (below). Either way the cost is O(queries x K) whatever the depth of the
 rankings: a ranking is read only until K distinct keys were found. Means are ``math.fsum``
 over the per-query values, so they are the correctly rounded mean whichever kernel ran.
 Definitions (and which queries are averaged) are in spec/metrics.md.
@@ -15,10 +16,12 @@ Definitions (and which queries are averaged) are in spec/metrics.md.
 from __future__ import annotations
 
 import math
+from array import array
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from itertools import accumulate, chain, compress, filterfalse, repeat
+from operator import add
 from typing import TYPE_CHECKING, Any
 
 from goldkeeper.core.grouped import (
@@ -26,8 +29,10 @@ from goldkeeper.core.grouped import (
     Qrels,
     RunHeads,
     build_qrels,
+    join_strings,
     merge_qrels,
     pack_run,
+    split_strings,
     top_keys,
 )
 from goldkeeper.core.judgments import MAX_RELEVANCE
@@ -42,18 +47,18 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DEFAULT_K",
+    "DEFAULT_KERNEL",
     "DEFAULT_THRESHOLD",
-    "PYTHON_MAX_KEYS",
     "UNSTRATIFIED",
     "Qrels",
     "QueryValues",
     "RunHeads",
     "ScoreResult",
+    "add_query_values",
     "build_qrels",
     "discounts",
     "merge_qrels",
     "merge_query_values",
-    "numpy_kernel",
     "pack_run",
     "query_values",
     "score",
@@ -68,12 +73,13 @@ DEFAULT_THRESHOLD = 1
 _ROUND = 12
 _SCALE = 10.0 ** _ROUND
 _SLICE = 8192
-#: ``query_values`` computes in Python up to this many ranked keys (the heads' keys), with
-#: numpy above. Measured with a first version of the Python kernel on the bench's workloads:
-#: 10,000 queries at k=10 (100,000 keys) took 0.043 s in Python against 0.026 s with numpy
-#: plus 0.045 s of numpy's import; 100,000 queries at k=10, 0.50 s against 0.37 s plus the
-#: import. The kernel now takes 0.033 s at 10,000; the bound between was not measured.
-PYTHON_MAX_KEYS = 250_000
+#: Which kernel ``query_values`` uses unless told: Python. Times of ``query_values`` alone,
+#: Python against numpy (numpy's import not counted): the bench's 100,000 x 100 at K = 10
+#: 0.369-0.379 s against 0.382-0.390 s, at K = 100 0.86-0.91 s against 1.60-1.92 s; its
+#: 7,000 x 1,000 at K = 100 0.075 s against 0.111 s, at K = 1,000 0.40 s against 1.9 s;
+#: Robust04 (249 topics, 1,250 labels each, a dense case) at K = 1,000 0.122-0.125 s against
+#: 0.117-0.121 s. Until this was measured, numpy took over above 250,000 keys.
+DEFAULT_KERNEL = "python"
 #: Each grade's exponential gain, ``2^g - 1`` (numpy's ``exp2`` gives the same floats).
 _GAIN = [2.0 ** grade - 1.0 for grade in range(MAX_RELEVANCE + 1)]
 
@@ -349,6 +355,24 @@ class QueryValues:
     run_only: list[str]
     run_queries: int
 
+    def __getstate__(self) -> tuple[Any, ...]:
+        """Compact between processes: the query ids joined (``join_strings``) and each column
+        as the bytes of its doubles. At 100,000 scored queries a part's values took 0.11 s to
+        pickle and 0.07 s to unpickle as lists and a set."""
+        columns = [(metric, array("d", column).tobytes()) for metric, column in self.values.items()]
+        return (self.ks, self.threshold, join_strings(self.scored_ids), columns, join_strings(list(self.seen_in_run)),
+                self.duplicates, self.run_only, self.run_queries)
+
+    def __setstate__(self, state: tuple[Any, ...]) -> None:
+        ks, threshold, scored_ids, columns, seen, duplicates, run_only, run_queries = state
+        values = {}
+        for metric, data in columns:
+            column = array("d")
+            column.frombytes(data)
+            values[metric] = column.tolist()
+        self.__init__(ks, threshold, split_strings(scored_ids), values, set(split_strings(seen)), duplicates, run_only,
+                      run_queries)
+
 
 def _check_settings(k: int | Sequence[int], threshold: int) -> list[int]:
     ks = [k] if isinstance(k, int) else list(dict.fromkeys(k))
@@ -404,8 +428,7 @@ def query_values(qrels: Qrels, run: Iterable[RunEntry] | RunHeads, k: int | Sequ
     """Every metric's value for every scored query of ``qrels`` (rows in ``qrels`` order).
     Cost O(queries x cutoff), whatever the depth of the rankings. ``run`` is entries (a query
     at most once) or their heads cut at the deepest cutoff (``pack_run``). ``kernel``
-    ("python" or "numpy") overrides the choice by size (``PYTHON_MAX_KEYS``); both give the
-    same values."""
+    ("python" or "numpy") overrides ``DEFAULT_KERNEL``; both give the same values."""
     ks = _check_settings(k, threshold)
     depth = max(ks)
     heads = run if isinstance(run, RunHeads) else pack_run(run, depth)
@@ -426,7 +449,7 @@ def query_values(qrels: Qrels, run: Iterable[RunEntry] | RunHeads, k: int | Sequ
 
     entry_rows = map(row_of.get, query_ids, repeat(-1))
     labels_of = list(map(grades.__getitem__, scored_ids))
-    if kernel == "python" or (kernel is None and not numpy_kernel(len(heads.keys))):
+    if (kernel or DEFAULT_KERNEL) == "python":
         values = _python_rows(labels_of, heads.keys, list(entry_rows), heads.lengths, ks, threshold)
     else:
         # Each key's grade, all at once: its query's labels repeated once per key, then looked
@@ -435,11 +458,6 @@ def query_values(qrels: Qrels, run: Iterable[RunEntry] | RunHeads, k: int | Sequ
         key_grades = map(dict.get, labels_of_key, heads.keys, repeat(0))
         values = _numpy_values(labels_of, key_grades, entry_rows, heads, ks, threshold)
     return QueryValues(ks, threshold, scored_ids, values, seen_in_run, duplicates, run_only, len(query_ids))
-
-
-def numpy_kernel(keys: int) -> bool:
-    """Whether ``query_values`` computes with numpy for heads of ``keys`` ranked keys."""
-    return keys > PYTHON_MAX_KEYS
 
 
 def _numpy_values(labels_of: list[dict[str, int]], key_grades: Iterable[int], entry_rows: Iterable[int],
@@ -533,6 +551,34 @@ def merge_query_values(parts: Iterable[QueryValues], qrels: Qrels) -> QueryValue
     if filled != n:
         raise ValueError(f"merge_query_values: {filled} rows from the partitions for {n} scored queries")
     return merged
+
+
+def add_query_values(parts: Sequence[QueryValues]) -> QueryValues:
+    """The values of a whole run from those of its parts, each part (disjoint sets of the
+    run's entries) scored against the same judgments: a query's entry is in at most one part
+    and every other part scores it 0.0, so each value is the sum of the parts' (x + 0.0 is x,
+    and no value is -0.0), exactly what scoring the whole run gives. Summing whole columns
+    (3.7 ms per 100,000 values) took a third of the time of copying the rows a part holds."""
+    if not parts:
+        raise ValueError("add_query_values: no part")
+    first = parts[0]
+    seen = set(first.seen_in_run)
+    for part in parts[1:]:
+        if (part.ks, part.threshold, part.scored_ids) != (first.ks, first.threshold, first.scored_ids):
+            raise ValueError("add_query_values: the parts were scored with different settings or judgments")
+        if not seen.isdisjoint(part.seen_in_run):
+            raise ValueError("add_query_values: a query has entries in two parts")
+        seen |= part.seen_in_run
+    if len(parts) == 1:
+        return first
+    values = {}
+    for metric, column in first.values.items():
+        for part in parts[1:]:
+            column = list(map(add, column, part.values[metric]))
+        values[metric] = column
+    return QueryValues(first.ks, first.threshold, first.scored_ids, values, seen,
+                       [q for part in parts for q in part.duplicates], [q for part in parts for q in part.run_only],
+                       sum(part.run_queries for part in parts))
 
 
 def summarize(qrels: Qrels, found: QueryValues, *, worst_metric: str | None = None,
