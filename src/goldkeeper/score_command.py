@@ -231,12 +231,15 @@ def _import_scoring(intervals: bool) -> None:
         import scipy.special  # noqa: F401
 
 
-def _query_values(qrels: Any, heads: Any, ks: list[int], threshold: int) -> Any:
-    """``query_values``, called by the reader where the heads were read; the heads (a million
-    strings at 100k queries) are freed before the per-query values are summarized."""
-    from goldkeeper.core.scoring import query_values
+def _query_values(qrels: Any, blocks: Any, ks: list[int], threshold: int) -> Any:
+    """``query_values`` of a run's heads given a block at a time, where the reader read them:
+    each block's keys are freed once scored."""
+    from goldkeeper.core.scoring import RunScorer
 
-    return query_values(qrels, heads, ks, threshold)
+    scorer = RunScorer(qrels, ks, threshold)
+    for heads in blocks:
+        scorer.add(heads)
+    return scorer.result()
 
 
 def run_score(options: ScoreOptions) -> int:
@@ -281,7 +284,7 @@ def run_score(options: ScoreOptions) -> int:
                                run, run_format, max(ks), on_rows=count_drift,
                                meanwhile=lambda: _import_scoring(intervals),
                                meanwhile_bytes=MEANWHILE_LABEL_BYTES if intervals else _SCORING_IMPORT_BYTES,
-                               score_heads=lambda qrels, heads: _query_values(qrels, heads, ks, threshold))
+                               score_heads=lambda qrels, blocks: _query_values(qrels, blocks, ks, threshold))
     from goldkeeper.core.reporting import report_document
     from goldkeeper.core.scoring import add_query_values, summarize
 

@@ -140,15 +140,24 @@ def _deep_run(tmp_path: Path, queries: int, depth: int, kind: str, extra: list[s
     return path
 
 
+def _scorer(qrels, blocks, depth):
+    from goldkeeper.core.scoring import RunScorer
+
+    scorer = RunScorer(qrels, [3, depth], 2)
+    for heads in blocks:
+        scorer.add(heads)
+    return scorer.result()
+
+
 def _scored(judgments: Path, run: Path, depth: int, graded: bool, monkeypatch) -> object:
-    from goldkeeper.core.scoring import add_query_values, query_values
+    from goldkeeper.core.scoring import add_query_values
 
     monkeypatch.setattr(loading, "HALVING_MIN_BYTES", 1)
     monkeypatch.setattr(loading, "GRADED_KEYS_PER_LABEL", 0 if graded else 1 << 40)
     assert loading._graded(str(judgments), str(run), None, depth) == graded
     try:
         got = loading.read_scoring_inputs(str(judgments), None, str(run), None, depth,
-                                          score_heads=lambda qrels, heads: query_values(qrels, heads, [3, depth], 2))
+                                          score_heads=lambda qrels, blocks: _scorer(qrels, blocks, depth))
     except InputError as error:
         return ("error", str(error)), None
     parts = len(got.run)  # the parts' values: one per process that read a part (one: the file whole)
@@ -158,12 +167,14 @@ def _scored(judgments: Path, run: Path, depth: int, graded: bool, monkeypatch) -
             sorted(found.seen_in_run), sorted(found.duplicates), sorted(found.run_only), found.run_queries), parts
 
 
+@pytest.mark.parametrize("block", [4 << 20, 3000])
 @pytest.mark.parametrize("kind", ["jsonl", "trec"])
 @pytest.mark.parametrize("case", ["plain", "unjudged queries", "repeated keys", "query twice", "bad line"])
-def test_a_run_scored_where_it_is_read_equals_one_heads_scored_here(kind, case, tmp_path, monkeypatch):
+def test_a_run_scored_where_it_is_read_equals_one_heads_scored_here(kind, case, block, tmp_path, monkeypatch):
     """With deep cutoffs the judgments are read first and each process scores the part of the
-    run it read; the values, the bookkeeping and every error are those of scoring the heads
-    in this process."""
+    run it read, a block of lines at a time (here also blocks of a few queries); the values,
+    the bookkeeping and every error are those of scoring the heads in this process."""
+    monkeypatch.setattr(loading, "SCORE_BLOCK_BYTES", block)
     judgments = _write(tmp_path, _labels(1000))
     extra = {
         "plain": [],

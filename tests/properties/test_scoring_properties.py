@@ -252,3 +252,38 @@ def test_parts_that_share_a_query_or_differ_in_settings_are_refused():
         add_query_values([one, other])
     with pytest.raises(ValueError, match="no part"):
         add_query_values([])
+
+
+@settings(max_examples=300, deadline=None)
+@given(graded_case(), st.lists(st.integers(1, 25), min_size=1, max_size=3), st.integers(1, 3),
+       st.sampled_from(["python", "numpy"]), st.data())
+def test_a_run_given_to_a_scorer_block_by_block_scores_as_the_whole_run(data, ks, threshold, kernel, draw):
+    """``RunScorer.add`` takes a large run a block of entries at a time (the reader frees each
+    block's keys once scored): the floats and lists are those of the whole run at once."""
+    from goldkeeper.core.scoring import Qrels, RunScorer, query_values
+
+    grades, run = data
+    qrels = Qrels(grades=grades, stratum={q: "_unstratified" for q in grades})
+    whole = query_values(qrels, run, ks, threshold, kernel=kernel)
+    cuts = sorted(draw.draw(st.lists(st.integers(0, len(run)), max_size=3)))
+    scorer = RunScorer(qrels, ks, threshold, kernel=kernel)
+    for start, stop in zip([0, *cuts], [*cuts, len(run)]):
+        scorer.add(run[start:stop])
+    blocks = scorer.result()
+    assert (blocks.scored_ids, blocks.seen_in_run, blocks.run_queries) == (whole.scored_ids, whole.seen_in_run,
+                                                                          whole.run_queries)
+    assert (sorted(blocks.duplicates), sorted(blocks.run_only)) == (sorted(whole.duplicates), sorted(whole.run_only))
+    for metric, column in whole.values.items():
+        assert [v.hex() for v in column] == [v.hex() for v in blocks.values[metric]], metric
+
+
+def test_a_scorer_refuses_a_query_given_again_in_a_later_block():
+    import pytest
+
+    from goldkeeper.core.scoring import Qrels, RunScorer
+
+    qrels = Qrels(grades={"q1": {"d1": 1}}, stratum={"q1": "_unstratified"})
+    scorer = RunScorer(qrels, 5, 1)
+    scorer.add([goldkeeper.RunEntry(query_id="q1", ranking=["d1"])])
+    with pytest.raises(ValueError, match="more than one entry for query q1"):
+        scorer.add([goldkeeper.RunEntry(query_id="q1", ranking=["d2"])])

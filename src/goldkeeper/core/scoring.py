@@ -53,6 +53,7 @@ __all__ = [
     "Qrels",
     "QueryValues",
     "RunHeads",
+    "RunScorer",
     "ScoreResult",
     "add_query_values",
     "build_qrels",
@@ -170,20 +171,20 @@ def score_rows(grade_rows: np.ndarray, ideal_rows: np.ndarray, n_relevant: np.nd
     return out
 
 
-def _python_rows(labels_of: list[dict[str, int]], keys: list[str], entry_rows: list[int],
-                 lengths: list[int], ks: list[int], threshold: int) -> dict[MetricId, list[float]]:
+def _python_rows(labels_of: list[dict[str, int]], keys: list[str], entry_rows: list[int], lengths: list[int],
+                 ks: list[int], threshold: int, columns: dict[MetricId, list[float]]) -> None:
     """The Python kernel: what ``score_rows`` computes, query by query, with the same floating
     point operations in the same order (sums run over the ranks in order; a rank whose grade
     is 0 adds 0.0, which changes no sum, and is skipped).
 
     ``labels_of[i]`` is scored query i's labels; the run's entries follow one another in
     ``keys``, entry j's ``lengths[j]`` keys for row ``entry_rows[j]`` (-1: not a scored
-    query). A scored query without an entry scores 0.
+    query). Values are written into ``columns`` (metric -> one float per scored query, 0.0
+    until written): only those of the rows with a grade in their head. A scored query
+    without an entry scores 0.
     """
     depth = max(ks)
     discount = discounts(depth)
-    n = len(labels_of)
-    columns = {metric: [0.0] * n for metric in metric_ids(ks)}
     per_cutoff = [(k, *(columns[MetricId(name, k)] for name in _KERNEL_ORDER)) for k in ks]
     # Each query's ideal ranking is its grades sorted: (|R|, IDCG at each rank, exponential
     # and linear gain), shared by every query whose grades came in the same order.
@@ -238,7 +239,6 @@ def _python_rows(labels_of: list[dict[str, int]], keys: list[str], entry_rows: l
             ranked = [(rank, labels[head[rank]]) for rank in graded]
             for cutoff, value in zip(per_cutoff, _scaled_ndcg(ranked, overflowed, ks, discount)):
                 cutoff[3][row] = value
-    return columns
 
 
 def _ideal(grades: tuple[int, ...], threshold: int, discount: list[float]
@@ -429,35 +429,69 @@ def query_values(qrels: Qrels, run: Iterable[RunEntry] | RunHeads, k: int | Sequ
     Cost O(queries x cutoff), whatever the depth of the rankings. ``run`` is entries (a query
     at most once) or their heads cut at the deepest cutoff (``pack_run``). ``kernel``
     ("python" or "numpy") overrides ``DEFAULT_KERNEL``; both give the same values."""
-    ks = _check_settings(k, threshold)
-    depth = max(ks)
-    heads = run if isinstance(run, RunHeads) else pack_run(run, depth)
-    if heads.depth != depth:
-        raise ValueError(f"query_values: the run's heads were cut at depth {heads.depth}, the cutoffs need {depth}")
-    if kernel not in (None, "python", "numpy"):
-        raise ValueError(f"query_values: kernel must be 'python' or 'numpy', got {kernel!r}")
-    grades = qrels.grades
-    scored_ids = _scored_ids(qrels, threshold)
-    row_of = {q: i for i, q in enumerate(scored_ids)}
-    query_ids = heads.query_ids
-    seen_in_run = set(query_ids)
-    if len(seen_in_run) != len(query_ids):
-        twice = sorted(q for q, times in Counter(query_ids).items() if times > 1)[:3]
-        raise ValueError(f"query_values: the run has more than one entry for query {', '.join(twice)}")
-    run_only = list(filterfalse(grades.__contains__, query_ids))  # (in C: 2x the list comprehension)
-    duplicates = [q for q in heads.repeated if q in grades]
+    scorer = RunScorer(qrels, k, threshold, kernel=kernel)
+    scorer.add(run)
+    return scorer.result()
 
-    entry_rows = map(row_of.get, query_ids, repeat(-1))
-    labels_of = list(map(grades.__getitem__, scored_ids))
-    if (kernel or DEFAULT_KERNEL) == "python":
-        values = _python_rows(labels_of, heads.keys, list(entry_rows), heads.lengths, ks, threshold)
-    else:
+
+class RunScorer:
+    """``query_values`` over a run given in parts, one after another (``add``): a reader
+    scores each block of a large run once read and frees its keys, so memory holds one
+    block's heads, not the run's (7,000 queries at k = 1,000: 7 million keys). The values
+    are those of the whole run; a query in two parts is refused, as in one."""
+
+    def __init__(self, qrels: Qrels, k: int | Sequence[int] = DEFAULT_K, threshold: int = DEFAULT_THRESHOLD,
+                 *, kernel: str | None = None) -> None:
+        self.ks = _check_settings(k, threshold)
+        self.threshold = threshold
+        if kernel not in (None, "python", "numpy"):
+            raise ValueError(f"query_values: kernel must be 'python' or 'numpy', got {kernel!r}")
+        self._kernel = kernel or DEFAULT_KERNEL
+        self._grades = grades = qrels.grades
+        self.scored_ids = _scored_ids(qrels, threshold)
+        self._row_of = {q: i for i, q in enumerate(self.scored_ids)}
+        self._labels_of = list(map(grades.__getitem__, self.scored_ids))
+        self.values = {metric: [0.0] * len(self.scored_ids) for metric in metric_ids(self.ks)}
+        self.seen_in_run: set[str] = set()
+        self.duplicates: list[str] = []
+        self.run_only: list[str] = []
+        self.run_queries = 0
+
+    def add(self, run: Iterable[RunEntry] | RunHeads) -> None:
+        """Score more of the run: entries, or their heads cut at the deepest cutoff."""
+        depth = max(self.ks)
+        heads = run if isinstance(run, RunHeads) else pack_run(run, depth)
+        if heads.depth != depth:
+            raise ValueError(f"query_values: the run's heads were cut at depth {heads.depth}, the cutoffs need {depth}")
+        grades, query_ids = self._grades, heads.query_ids
+        new = set(query_ids)
+        if len(new) != len(query_ids) or not self.seen_in_run.isdisjoint(new):
+            counts = Counter(query_ids)
+            twice = sorted(q for q, times in counts.items() if times > 1 or q in self.seen_in_run)[:3]
+            raise ValueError(f"query_values: the run has more than one entry for query {', '.join(twice)}")
+        self.seen_in_run |= new
+        self.run_only += filterfalse(grades.__contains__, query_ids)  # (in C: 2x the list comprehension)
+        self.duplicates += [q for q in heads.repeated if q in grades]
+        self.run_queries += len(query_ids)
+        entry_rows = list(map(self._row_of.get, query_ids, repeat(-1)))
+        if self._kernel == "python":
+            _python_rows(self._labels_of, heads.keys, entry_rows, heads.lengths, self.ks, self.threshold,
+                         self.values)
+            return
         # Each key's grade, all at once: its query's labels repeated once per key, then looked
         # up with dict.get (0 for an unjudged key or an unjudged query).
         labels_of_key = chain.from_iterable(map(repeat, map(grades.get, query_ids, repeat(_NO_LABELS)), heads.lengths))
         key_grades = map(dict.get, labels_of_key, heads.keys, repeat(0))
-        values = _numpy_values(labels_of, key_grades, entry_rows, heads, ks, threshold)
-    return QueryValues(ks, threshold, scored_ids, values, seen_in_run, duplicates, run_only, len(query_ids))
+        found = _numpy_values(self._labels_of, key_grades, entry_rows, heads, self.ks, self.threshold)
+        rows = [row for row in entry_rows if row >= 0]  # every other row is 0.0 in ``found``
+        for metric, column in self.values.items():
+            source = found[metric]
+            for row in rows:
+                column[row] = source[row]
+
+    def result(self) -> QueryValues:
+        return QueryValues(self.ks, self.threshold, self.scored_ids, self.values, self.seen_in_run,
+                           self.duplicates, self.run_only, self.run_queries)
 
 
 def _numpy_values(labels_of: list[dict[str, int]], key_grades: Iterable[int], entry_rows: Iterable[int],
