@@ -140,24 +140,16 @@ def _deep_run(tmp_path: Path, queries: int, depth: int, kind: str, extra: list[s
     return path
 
 
-def _scorer(qrels, blocks, depth):
-    from goldkeeper.core.scoring import RunScorer
-
-    scorer = RunScorer(qrels, [3, depth], 2)
-    for heads in blocks:
-        scorer.add(heads)
-    return scorer.result()
-
-
 def _scored(judgments: Path, run: Path, depth: int, graded: bool, monkeypatch) -> object:
     from goldkeeper.core.scoring import add_query_values
+    from goldkeeper.score_command import _query_values  # what score gives the reader
 
     monkeypatch.setattr(loading, "HALVING_MIN_BYTES", 1)
     monkeypatch.setattr(loading, "GRADED_KEYS_PER_LABEL", 0 if graded else 1 << 40)
     assert loading._graded(str(judgments), str(run), None, depth) == graded
     try:
         got = loading.read_scoring_inputs(str(judgments), None, str(run), None, depth,
-                                          score_heads=lambda qrels, blocks: _scorer(qrels, blocks, depth))
+                                          score_heads=lambda qrels, blocks: _query_values(qrels, blocks, [3, depth], 2))
     except InputError as error:
         return ("error", str(error)), None
     parts = len(got.run)  # the parts' values: one per process that read a part (one: the file whole)

@@ -218,7 +218,7 @@ def test_ndcg_of_grades_whose_exponential_gains_overflow_a_float():
 @given(graded_case(), st.lists(st.integers(1, 25), min_size=1, max_size=3), st.integers(1, 3), st.data())
 def test_a_run_scored_in_parts_adds_up_to_the_run_scored_whole(data, ks, threshold, draw):
     """score's reader scores each part of a large run where it was read and adds the parts'
-    values (``add_query_values``), after they crossed between processes (pickled compactly):
+    values (``add_query_values``), after they crossed between processes (pickled):
     the floats, and every list, are the whole run's."""
     import pickle
 

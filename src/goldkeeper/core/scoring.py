@@ -16,7 +16,6 @@ Definitions (and which queries are averaged) are in spec/metrics.md.
 from __future__ import annotations
 
 import math
-from array import array
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -29,10 +28,8 @@ from goldkeeper.core.grouped import (
     Qrels,
     RunHeads,
     build_qrels,
-    join_strings,
     merge_qrels,
     pack_run,
-    split_strings,
     top_keys,
 )
 from goldkeeper.core.judgments import MAX_RELEVANCE
@@ -354,24 +351,6 @@ class QueryValues:
     duplicates: list[str]
     run_only: list[str]
     run_queries: int
-
-    def __getstate__(self) -> tuple[Any, ...]:
-        """Compact between processes: the query ids joined (``join_strings``) and each column
-        as the bytes of its doubles. At 100,000 scored queries a part's values took 0.11 s to
-        pickle and 0.07 s to unpickle as lists and a set."""
-        columns = [(metric, array("d", column).tobytes()) for metric, column in self.values.items()]
-        return (self.ks, self.threshold, join_strings(self.scored_ids), columns, join_strings(list(self.seen_in_run)),
-                self.duplicates, self.run_only, self.run_queries)
-
-    def __setstate__(self, state: tuple[Any, ...]) -> None:
-        ks, threshold, scored_ids, columns, seen, duplicates, run_only, run_queries = state
-        values = {}
-        for metric, data in columns:
-            column = array("d")
-            column.frombytes(data)
-            values[metric] = column.tolist()
-        self.__init__(ks, threshold, split_strings(scored_ids), values, set(split_strings(seen)), duplicates, run_only,
-                      run_queries)
 
 
 def _check_settings(k: int | Sequence[int], threshold: int) -> list[int]:

@@ -311,8 +311,8 @@ def _scored_part(data: Any, start: int, stop: int, depth: int, kind: str,
         return None
 
 
-def _first_half(data: Any, cut: int, depth: int, kind: str,
-                score_part: Callable[[Iterator[RunHeads]], Any] | None, hashed: bool) -> tuple[Any, str | None]:  # runs forked
+def _first_half(data: Any, cut: int, depth: int, kind: str, score_part: Callable[[Iterator[RunHeads]], Any] | None,
+                hashed: bool) -> tuple[Any, str | None]:  # runs forked
     if score_part is None:
         part = _prefixes(data, 0, cut, depth, kind)
     else:
@@ -390,8 +390,9 @@ class RunReader:
     With ``score_part``, each process hands the heads it reads to it, an iterator of blocks
     (a ``RunScorer`` with the judgments already read), and only what it returns crosses the
     pipe: ``result`` gives the list of the parts' values (one when the file was read in one
-    piece), each of which names its part's queries in ``seen_in_run``. At 7,000 queries x 1,000 scored at k=1,000
-    the heads are 7 million keys; sending half of them took longer than scoring them."""
+    piece), each of which names its part's queries in ``seen_in_run``. At 7,000 queries x
+    1,000 scored at k=1,000 the heads are 7 million keys; sending half of them took longer
+    than scoring them."""
 
     def __init__(self, url: str, fmt: str | None, depth: int, judgments_bytes: int = 0,
                  score_part: Callable[[Iterator[RunHeads]], Any] | None = None,
@@ -523,8 +524,8 @@ LABELS_SPLIT_MIN_BYTES = 2 << 20
 #: the bench's files, scored here against where read: 2 keys per label (k=10) 0.297 s
 #: against 0.344 s at 10k x 100, 0.400 against 0.437 s at 7k x 1,000; 6 (k=30) 0.366 against
 #: 0.364 s and 0.448 against 0.449 s; 20 (k=100) 0.539 against 0.418 s, 0.551 against
-#: 0.491 s, and 4.52 against 3.06 s at 100k x 100 (3 each); 200 (7k x 1,000 at k=1,000)
-#: 1.65 against 0.85 s.
+#: 0.491 s, and 4.52 against 3.06 s at 100k x 100 (3 each). 200 (7k x 1,000 at k=1,000):
+#: 1.63-1.70 against 0.85-0.86 s (two single runs each).
 GRADED_KEYS_PER_LABEL = 8
 
 #: How much of a file ``_head_keys`` and ``_labels_estimate`` look at: the check runs before
@@ -599,8 +600,9 @@ def read_scoring_inputs(judgments: str, fmt: str | None, run: str, run_fmt: str 
     take to read.
 
     ``score_heads(qrels, blocks)`` (a ``RunScorer`` fed the blocks of heads), when given, is
-    applied to the run's heads, and ``run`` is then the list of its values for the run's parts, whose per-query
-    values add up (a query is in one part; every other part scores it 0). When the heads
+    applied to the run's heads, and ``run`` is then the list of its values for the run's
+    parts, whose per-query values add up (a query is in one part; every other part scores
+    it 0). When the heads
     would be large against the labels (``_graded``: deep cutoffs), the judgments are read
     first and the run, cut in two, is scored part by part in the process that read it, so
     its keys never cross the pipe.
