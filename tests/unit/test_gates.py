@@ -68,6 +68,30 @@ def test_worst_stratum_and_the_worst_verdict_wins():
     assert "worst stratum recall@5 is 0.0000 (b), below 0.1" in report.verdict.reasons
 
 
+def test_the_reasons_count_one_query_in_the_singular():
+    def reasons(run):
+        return build_report(score(JUDGMENTS + goldkeeper.parse_judgments(
+            '{"query_id": "q0", "doc_uri": "e", "relevance": 1, "stratum": "b"}\n'
+            '{"query_id": "z", "doc_uri": "d", "relevance": 0}\n'), run, k=[2]),
+            validate(JUDGMENTS), generated_at="2026-11-29T00:00:00Z").verdict.reasons
+
+    one = reasons([goldkeeper.RunEntry(query_id=f"q{i}", ranking=[f"d{i}"] * (2 if i == 1 else 1))
+                   for i in range(1, 10)] + [goldkeeper.RunEntry(query_id="w", ranking=["d0"])])
+    assert one == [
+        "1 judged query had no run entry and scored zero",
+        "1 judged query has no label at relevance >= 1 and was excluded from the averages",
+        "1 query repeated a key in its ranking; only the first occurrence of each was counted",
+        "1 run entry is for a query without labels and was ignored",
+        "1 query carries labels of more than one stratum; it is counted in the stratum of its first label"
+        " (see stratum_conflicts)",
+    ]
+    two = reasons([goldkeeper.RunEntry(query_id=q, ranking=["d0", "d0"]) for q in ("q0", "q1")]
+                  + [goldkeeper.RunEntry(query_id=q, ranking=["d0"]) for q in ("w", "v")])
+    assert "2 queries repeated a key in their ranking; only the first occurrence of each was counted" in two
+    assert "2 run entries are for queries without labels and were ignored" in two
+    assert "8 judged queries had no run entry and scored zero" in two
+
+
 def test_an_empty_run_never_passes_even_with_no_gate():
     report = _report([], ["recall@5:0"])
     assert report.verdict.status == "FAIL"

@@ -33,6 +33,11 @@ _INTERVAL_METHODS = {
 }
 
 
+def _n(count: int, one: str, many: str) -> str:
+    """``count`` and the words for it: ``one`` when it is 1, else ``many``."""
+    return f"{count} {one if count == 1 else many}"
+
+
 def _base_verdict(result: ScoreResult, validation: ValidationResult,
                   drift: dict[str, Any] | None) -> tuple[Status, list[str]]:
     reasons: list[str] = []
@@ -48,11 +53,12 @@ def _base_verdict(result: ScoreResult, validation: ValidationResult,
         status = "FAIL"
         reasons.append("the run has no entry for any judged query")
     elif scored_missing:
-        reasons.append(f"{len(scored_missing)} judged queries had no run entry and scored zero")
+        reasons.append(_n(len(scored_missing), "judged query", "judged queries") + " had no run entry and scored zero")
     if result.queries_without_positives and result.queries_scored > 0:
         reasons.append(
-            f"{len(result.queries_without_positives)} judged queries have no label at "
-            f"relevance >= {threshold} and were excluded from the averages"
+            _n(len(result.queries_without_positives), f"judged query has no label at relevance >= {threshold}"
+               " and was excluded", f"judged queries have no label at relevance >= {threshold} and were excluded")
+            + " from the averages"
         )
     if result.queries_scored == 0:
         status = worse_status(status, "INDETERMINATE")
@@ -62,15 +68,18 @@ def _base_verdict(result: ScoreResult, validation: ValidationResult,
             reasons.append(f"no query had a label at relevance >= {threshold}, so no metric was computed")
     if result.queries_with_duplicates:
         reasons.append(
-            f"{len(result.queries_with_duplicates)} queries repeated a key in their ranking; "
-            "only the first occurrence of each was counted"
+            _n(len(result.queries_with_duplicates), "query repeated a key in its ranking;",
+               "queries repeated a key in their ranking;")
+            + " only the first occurrence of each was counted"
         )
     if result.run_only_queries:
-        reasons.append(f"{len(result.run_only_queries)} run entries are for queries without labels and were ignored")
+        reasons.append(_n(len(result.run_only_queries), "run entry is for a query without labels and was ignored",
+                          "run entries are for queries without labels and were ignored"))
     if result.stratum_conflicts:
         reasons.append(
-            f"{len(result.stratum_conflicts)} queries carry labels of more than one stratum; each is "
-            "counted in the stratum of its first label (see stratum_conflicts)"
+            _n(len(result.stratum_conflicts), "query carries labels of more than one stratum; it is",
+               "queries carry labels of more than one stratum; each is")
+            + " counted in the stratum of its first label (see stratum_conflicts)"
         )
     if validation.error_codes:
         status = worse_status(status, "INDETERMINATE")
