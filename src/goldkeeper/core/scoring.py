@@ -16,8 +16,9 @@ Definitions (and which queries are averaged) are in spec/metrics.md.
 from __future__ import annotations
 
 import math
+import os
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import accumulate, chain, compress, filterfalse, repeat
 from operator import add
@@ -397,9 +398,45 @@ def score(
     the strata over two processes); costs are each item's relative work.
     """
     ks = _check_settings(k, threshold)
-    qrels = judgments if isinstance(judgments, Qrels) else build_qrels(judgments)
-    return summarize(qrels, query_values(qrels, run, ks, threshold), worst_metric=worst_metric,
+    _refuse_a_path(judgments, "judgments", "goldkeeper.read_judgments(path)")
+    _refuse_a_path(run, "run", "goldkeeper.parse_run(text)")
+    qrels = judgments if isinstance(judgments, Qrels) else _grouped(judgments)
+    entries = run if isinstance(run, RunHeads) else map(_run_entry, run)
+    return summarize(qrels, query_values(qrels, entries, ks, threshold), worst_metric=worst_metric,
                      intervals=intervals, parallel=parallel)
+
+
+def _refuse_a_path(value: Any, name: str, reader: str) -> None:
+    """A file name where rows belong is a ``TypeError`` that says what reads the file (core
+    reads no file), not an attribute error from inside the scorer."""
+    if isinstance(value, (str, bytes, os.PathLike)):
+        raise TypeError(f"score: {name} must be rows, not {type(value).__name__} {str(value)[:60]!r}; "
+                        f"read a file with {reader}")
+
+
+def _grouped(judgments: Iterable[Any]) -> Qrels:
+    """``build_qrels`` of ``score``'s labels: ``Judgment`` models or checked rows (mappings,
+    as the readers give them, taken as they are). A row it cannot group is checked as a
+    ``Judgment`` to say which field is wrong (pydantic's error), rather than a KeyError."""
+    rows = judgments if isinstance(judgments, (list, tuple)) else list(judgments)
+    try:
+        return build_qrels(rows)
+    except (KeyError, TypeError, AttributeError):
+        from goldkeeper.models.judgment import Judgment
+
+        for row in rows:
+            Judgment.model_validate(row if isinstance(row, Mapping) else getattr(row, "__dict__", row))
+        raise
+
+
+def _run_entry(entry: Any) -> Any:
+    """A run entry as ``score`` takes it: a ``RunEntry`` (or anything with ``.query_id`` and
+    ``.ranking``), or a mapping checked as one (a parsed run JSONL line)."""
+    if hasattr(entry, "ranking"):
+        return entry
+    from goldkeeper.models.run import RunEntry
+
+    return RunEntry.model_validate(entry if isinstance(entry, Mapping) else getattr(entry, "__dict__", entry))
 
 
 def query_values(qrels: Qrels, run: Iterable[RunEntry] | RunHeads, k: int | Sequence[int] = DEFAULT_K,
