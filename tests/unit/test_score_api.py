@@ -45,12 +45,31 @@ def test_a_file_name_is_refused_with_the_reader_to_use(where, path):
         goldkeeper.score(arguments["judgments"], arguments["run"])
 
 
-@pytest.mark.parametrize(("labels", "run", "field"), [
-    ([{"query_id": "q1", "doc_uri": "a"}], RUN, "relevance"),
-    (LABELS, [{"query_id": "q1"}], "ranking"),
-    (LABELS, [{"query_id": "q1", "ranking": "a"}], "ranking"),
-    ([3], RUN, "valid dictionary"),
+@pytest.mark.parametrize(("row", "message"), [
+    ({"query_id": "q1", "doc_uri": "a"}, "judgments:2: relevance: required, must be an integer grade, got nothing"),
+    ({"query_id": "q1", "doc_uri": "a", "relevance": "2"}, 'judgments:2: relevance: must be an integer grade, got "2"'),
+    ({"query_id": "q1", "doc_uri": "a", "relevance": 1.5}, "judgments:2: relevance: must be an integer grade, not a"),
+    ({"query_id": "q1", "doc_uri": "a", "relevance": True}, "judgments:2: relevance: must be an integer grade, not a b"),
+    ({"query_id": "", "doc_uri": "a", "relevance": 1}, "judgments:2: query_id: required, must be a non-empty string"),
+    ({"query_id": "q1", "doc_uri": "a", "relevance": 1, "stratum": 3}, "judgments:2: stratum: must be a string"),
 ])
-def test_a_malformed_row_is_pydantics_error_naming_the_field(labels, run, field):
+def test_a_malformed_label_is_the_readers_error_naming_its_position_and_field(row, message):
+    with pytest.raises(goldkeeper.InputError) as caught:
+        goldkeeper.score([LABELS[0], row], RUN)
+    assert str(caught.value).startswith(message)
+
+
+def test_a_row_that_is_neither_a_judgment_nor_a_mapping_is_a_type_error():
+    with pytest.raises(TypeError, match="score: judgments row 2 is of type int; a Judgment or a mapping"):
+        goldkeeper.score([LABELS[0], 3], RUN)
+
+
+@pytest.mark.parametrize(("entry", "field"), [
+    ({"query_id": "q1"}, "ranking"),
+    ({"query_id": "q1", "ranking": "a"}, "ranking"),
+    ({"query_id": "q1", "ranking": ["a"], "extra": 1}, "extra"),
+    (3, "valid dictionary"),
+])
+def test_a_malformed_run_entry_is_pydantics_error_naming_the_field(entry, field):
     with pytest.raises(ValidationError, match=field):
-        goldkeeper.score(labels, run)
+        goldkeeper.score(LABELS, [RUN[1], entry])

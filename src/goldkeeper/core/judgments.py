@@ -40,6 +40,7 @@ if TYPE_CHECKING:
 __all__ = [
     "MAX_RELEVANCE",
     "BlockDecoder",
+    "check_row",
     "decode_block",
     "decode_jsonl",
     "dump_judgments",
@@ -247,7 +248,9 @@ def decode_jsonl(
 _FIELD_IS_STR = {name: True for name in _OPTIONAL_STR + _REQUIRED_STR}
 
 
-def _check_row(row: Any, source: str, number: int) -> dict[str, Any]:
+def check_row(row: Any, source: str, number: int) -> dict[str, Any]:
+    """A decoded judgments line (``row``, line ``number`` of ``source``) with every known
+    field type-checked, or the ``InputError`` naming the field."""
     if type(row) is not dict:
         raise InputError(
             source, "must be a JSON object", line=number, field="line", found=describe_value(row)
@@ -320,7 +323,7 @@ def iter_judgment_rows(
     for number, value in decode_jsonl(
         lines, source, allow_empty=allow_empty, first_line=first_line
     ):
-        yield number, _check_row(value, source, number)
+        yield number, check_row(value, source, number)
 
 
 class _Row(TypedDict):

@@ -415,18 +415,21 @@ def _refuse_a_path(value: Any, name: str, reader: str) -> None:
 
 
 def _grouped(judgments: Iterable[Any]) -> Qrels:
-    """``build_qrels`` of ``score``'s labels: ``Judgment`` models or checked rows (mappings,
-    as the readers give them, taken as they are). A row it cannot group is checked as a
-    ``Judgment`` to say which field is wrong (pydantic's error), rather than a KeyError."""
-    rows = judgments if isinstance(judgments, (list, tuple)) else list(judgments)
-    try:
-        return build_qrels(rows)
-    except (KeyError, TypeError, AttributeError):
-        from goldkeeper.models.judgment import Judgment
+    """``build_qrels`` of ``score``'s labels: ``Judgment`` models, or mappings (parsed JSON
+    lines) checked as the judgments reader checks a line, so a bad one is an ``InputError``
+    naming its position (``judgments:3: relevance: ...``) and field, never a wrong number."""
+    from goldkeeper.core.judgments import check_row
+    from goldkeeper.models.judgment import Judgment
 
-        for row in rows:
-            Judgment.model_validate(row if isinstance(row, Mapping) else getattr(row, "__dict__", row))
-        raise
+    rows = []
+    for number, row in enumerate(judgments, start=1):
+        if isinstance(row, Mapping):
+            row = check_row(row if type(row) is dict else dict(row), "judgments", number)
+        elif not isinstance(row, Judgment):
+            raise TypeError(f"score: judgments row {number} is of type {type(row).__name__}; "
+                            "a Judgment or a mapping of its fields is needed")
+        rows.append(row)
+    return build_qrels(rows)
 
 
 def _run_entry(entry: Any) -> Any:
