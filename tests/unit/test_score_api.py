@@ -73,3 +73,37 @@ def test_a_row_that_is_neither_a_judgment_nor_a_mapping_is_a_type_error():
 def test_a_malformed_run_entry_is_pydantics_error_naming_the_field(entry, field):
     with pytest.raises(ValidationError, match=field):
         goldkeeper.score(LABELS, [RUN[1], entry])
+
+
+def _report_document():
+    from goldkeeper.core.reporting import report_document
+
+    judgments, run = _models()
+    return report_document(goldkeeper.score(judgments, run, k=[1]), goldkeeper.validate(judgments),
+                           generated_at="2026-11-29T00:00:00Z")
+
+
+def test_evaluate_gates_takes_the_document_or_the_model():
+    document = _report_document()
+    model = goldkeeper.Report.model_validate(document)
+    for report in (document, model):
+        found = goldkeeper.evaluate_gates(report, ["recall@1:0.25", "recall@1:0.3", "recall@1:0"], baseline=report)
+        assert [r.status for r in found.results] == ["PASS", "FAIL", "PASS"]
+        assert found.status == "FAIL"
+
+
+@pytest.mark.parametrize(("report", "gates", "error", "message"), [
+    ("report.json", ["recall@1:0.5"], TypeError, "report must be a Report or its JSON document .* a file name 'report.json'"),
+    (Path("report.json"), ["recall@1:0.5"], TypeError, "a file name"),
+    (3, ["recall@1:0.5"], TypeError, "not int"),
+    (None, "recall@1:0.5", TypeError, r"gates is a list of gates, not one str: pass \['recall@1:0.5'\]"),
+    ({"metrics": 3}, ["recall@1:0.5"], ValidationError, "goldkeeper report"),
+])
+def test_evaluate_gates_refuses_what_it_cannot_read_in_words(report, gates, error, message):
+    with pytest.raises(error, match=message):
+        goldkeeper.evaluate_gates(_report_document() if report is None else report, gates)
+
+
+def test_a_malformed_baseline_document_is_pydantics_error():
+    with pytest.raises(ValidationError, match="goldkeeper report"):
+        goldkeeper.evaluate_gates(_report_document(), ["recall@1:-0.1"], baseline={"metrics": []})

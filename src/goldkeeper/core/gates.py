@@ -22,6 +22,7 @@ passes instead of failing on the last bit of a float.
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
@@ -282,16 +283,33 @@ def gate_results(report: dict[str, Any], gates: list[Gate | str], baseline: dict
     return status, results, reasons
 
 
-def _document(report: Report | dict[str, Any]) -> dict[str, Any]:
-    return report if isinstance(report, dict) else report.to_json_dict()
+def _document(report: Any, name: str) -> dict[str, Any]:
+    """A report's JSON document, from the document or a ``Report``; a file name or anything
+    else is a ``TypeError`` that says what to pass."""
+    if isinstance(report, dict):
+        return report
+    if hasattr(report, "to_json_dict"):
+        return report.to_json_dict()
+    what = f"a file name {str(report)[:60]!r}: load it first" if isinstance(report, (str, bytes, os.PathLike)) \
+        else f"{type(report).__name__}"
+    raise TypeError(f"evaluate_gates: {name} must be a Report or its JSON document (a dict), not {what}")
 
 
 def evaluate_gates(report: Report | dict[str, Any], gates: list[Gate | str],
                    baseline: Report | dict[str, Any] | None = None) -> GateEvaluation:
     """Evaluate every gate; the combined status is the worst one (PASS when there are none).
-    ``report`` and ``baseline`` are ``Report`` models or their JSON documents."""
-    from goldkeeper.models.report import GateResult
+    ``report`` and ``baseline`` are ``Report`` models or their JSON documents; a document
+    the gates cannot read is checked as a ``Report``, and pydantic's error names the field."""
+    from goldkeeper.models.report import GateResult, Report
 
-    status, results, reasons = gate_results(_document(report), gates,
-                                            None if baseline is None else _document(baseline))
+    if isinstance(gates, (str, Gate)):
+        raise TypeError(f"evaluate_gates: gates is a list of gates, not one {type(gates).__name__}: "
+                        f"pass [{gates!r}]")
+    documents = [_document(report, "report")] + ([] if baseline is None else [_document(baseline, "baseline")])
+    try:
+        status, results, reasons = gate_results(documents[0], gates, documents[1] if baseline is not None else None)
+    except (KeyError, TypeError, AttributeError):
+        for document in documents:
+            Report.model_validate(document)
+        raise
     return GateEvaluation(status=status, results=[GateResult.model_validate(r) for r in results], reasons=reasons)
