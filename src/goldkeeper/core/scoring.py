@@ -377,8 +377,8 @@ def _scored_ids(qrels: Qrels, threshold: int) -> list[str]:
 
 
 def score(
-    judgments: Iterable[Judgment] | Qrels,
-    run: Iterable[RunEntry],  # or anything with .query_id and .ranking
+    judgments: Iterable[Judgment | Mapping[str, Any]] | Qrels,
+    run: Iterable[RunEntry | Mapping[str, Any]] | RunHeads,
     k: int | Sequence[int] = DEFAULT_K,
     threshold: int = DEFAULT_THRESHOLD,
     *,
@@ -387,6 +387,10 @@ def score(
     parallel: Callable[[Callable[[Any], Any], list[Any], list[int]], list[Any]] | None = None,
 ) -> ScoreResult:
     """Score a run. ``k`` is one cutoff or several; every metric is computed at each.
+    ``judgments`` are ``Judgment`` models, mappings of their fields (each checked as the
+    judgments reader checks a line: ``InputError``), or a grouping (``build_qrels``) of rows
+    already checked; ``run`` is ``RunEntry`` models (or anything with ``.query_id`` and
+    ``.ranking``), mappings checked as ``RunEntry``, or heads (``pack_run``).
 
     Queries with no label at the threshold are excluded and listed; judged queries the run
     lacks score 0 and are listed; run entries for unjudged queries are ignored and listed.
