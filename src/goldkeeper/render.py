@@ -104,9 +104,27 @@ def _headline(document: dict) -> str:
             f"run coverage {document.get('coverage', 0):.1%}")
 
 
-def _worst_metric(document: dict) -> tuple[dict, str]:
+def _strata_columns(document: dict) -> list[tuple[str, str | None]]:
+    """The metrics the strata are shown by, each with the name of its worst stratum (None
+    when no stratum was scored): the report's ``worst_stratum`` metric (recall at the first
+    cutoff), which orders the rows, then each other metric a ``worst-stratum`` gate names, so
+    the stratum a gate failed on is in the table too. Ties go as ``worst_stratum``'s."""
+    from goldkeeper.core.gates import parse_gate
+    from goldkeeper.core.scoring import worst_stratum
+
     worst = document.get("worst_stratum") or {}
-    return worst, worst.get("metric") or next(iter(document["metrics"]), "")
+    first = worst.get("metric") or next(iter(document["metrics"]), "")
+    columns = [(first, worst.get("name"))]
+    strata = document["per_stratum"]
+    for gate in document["verdict"].get("gates") or []:
+        try:
+            parsed = parse_gate(gate["expression"])
+        except ValueError:  # a gate this version does not read (an older report's)
+            continue
+        if parsed.kind == "worst-stratum" and parsed.metric not in dict(columns):
+            lowest = worst_stratum(strata, parsed.metric)
+            columns.append((parsed.metric, lowest and lowest["name"]))
+    return columns
 
 
 def print_report(report, console: Console | None = None) -> None:
@@ -134,15 +152,19 @@ def print_report(report, console: Console | None = None) -> None:
     else:
         console.print(Text("no metric was computed", style="dim"))
     if document.get("per_stratum"):
-        worst, metric = _worst_metric(document)
+        columns = _strata_columns(document)
+        metric = columns[0][0]
         table = Table(title=f"{metric} by stratum", show_edge=False, pad_edge=False, title_justify="left")
         table.add_column("stratum")
         table.add_column("n", justify="right")
-        table.add_column(metric, justify="right")
-        table.add_column("")  # the worst stratum's mark, outside the values' right-aligned column
-        for name, stratum, value in stratum_order(document, metric):
-            shown = "not scored" if value is None else _shown(value)
-            table.add_row(name, str(stratum["n"]), shown, "worst" if name == worst.get("name") else "")
+        for shown_metric, _ in columns:
+            table.add_column(shown_metric, justify="right")
+        table.add_column("")  # the worst stratum's mark, outside the values' right-aligned columns
+        for name, stratum, _ in stratum_order(document, metric):
+            values = [stratum["metrics"].get(m) if stratum["n"] else None for m, _ in columns]
+            worst_of = [m for m, lowest in columns if lowest == name]
+            mark = ("worst" if len(columns) == 1 else "worst " + ", ".join(worst_of)) if worst_of else ""
+            table.add_row(name, str(stratum["n"]), *("not scored" if v is None else _shown(v) for v in values), mark)
         console.print(table)
     verdict = document["verdict"]
     for gate in verdict.get("gates") or []:
@@ -171,14 +193,15 @@ def report_markdown(report) -> str:
         lines.extend(f"| {name} | " + " | ".join(values) + " |" for name, values in rows)
         lines.append("")
     if document.get("per_stratum"):
-        worst, metric = _worst_metric(document)
-        lines.append(f"| stratum | n | {metric} |")
-        lines.append("|---|---:|---:|")
-        for name, stratum, value in stratum_order(document, metric):
-            shown = f"{value['value']:.4f}" if value else "not scored"
-            if name == worst.get("name"):
-                shown += " (worst)"
-            lines.append(f"| {name} | {stratum['n']} | {shown} |")
+        columns = _strata_columns(document)
+        lines.append("| stratum | n | " + " | ".join(m for m, _ in columns) + " |")
+        lines.append("|---|---:|" + "---:|" * len(columns))
+        for name, stratum, _ in stratum_order(document, columns[0][0]):
+            cells = []
+            for shown_metric, lowest in columns:
+                value = stratum["metrics"].get(shown_metric) if stratum["n"] else None
+                cells.append((f"{value['value']:.4f}" if value else "not scored") + (" (worst)" if name == lowest else ""))
+            lines.append(f"| {name} | {stratum['n']} | " + " | ".join(cells) + " |")
         lines.append("")
     for gate in verdict.get("gates") or []:
         lines.append(f"- **{gate['status']}** `{gate['expression']}`")

@@ -93,3 +93,26 @@ def test_the_text_report_keeps_the_strata_values_aligned():
     assert [line.split()[0] for line in lines] == ["legal", "account", "billing"]
     assert len({line.index("]") for line in lines}) == 1, lines  # every interval ends in one column
     assert lines[0].rstrip().endswith("worst") and "worst" not in "".join(lines[1:])
+
+
+def test_the_strata_tables_show_the_metric_of_each_worst_stratum_gate():
+    """Besides recall at the first cutoff (the report's ``worst_stratum``), the strata tables
+    show each metric a ``worst-stratum`` gate names, with its own worst stratum marked."""
+    examples = __import__("goldkeeper.examples", fromlist=["x"]).__path__[0]
+    args = ("score", "-j", f"{examples}/judgments.jsonl", "-r", f"{examples}/run.jsonl", "-k", "3", "--no-intervals",
+            "--gate", "worst-stratum:mrr@3:0", "--gate", "worst-stratum:recall@3:0")
+    strata = json.loads(run_cli(*args, "--format", "json").stdout)["per_stratum"]
+    lowest = {metric: min((s["metrics"][metric]["value"], name) for name, s in strata.items() if s["n"])[1]
+              for metric in ("recall@3", "mrr@3")}
+    md = run_cli(*args, "--format", "markdown").stdout
+    assert "| stratum | n | recall@3 | mrr@3 |" in md
+    rows = {line.split(" | ")[0][2:]: line.split(" | ")[2:] for line in md.splitlines()
+            if line.startswith("| ") and line.split(" | ")[0][2:] in strata}
+    assert [name for name, cells in rows.items() if cells[0].endswith("(worst)")] == [lowest["recall@3"]]
+    assert [name for name, cells in rows.items() if "(worst)" in cells[1]] == [lowest["mrr@3"]]
+    text = run_cli(*args).stdout
+    table = text[text.index("recall@3 by stratum"):].splitlines()
+    assert "mrr@3" in table[1]
+    marks = {line.split()[0]: line.split("│")[-1].strip() for line in table[3:3 + len(strata)]}
+    assert "mrr@3" in marks[lowest["mrr@3"]] and "recall@3" in marks[lowest["recall@3"]]
+    assert sum(bool(mark) for mark in marks.values()) == len(set(lowest.values()))
