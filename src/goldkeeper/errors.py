@@ -14,7 +14,7 @@ Verdicts such as INDETERMINATE are values, never exceptions.
 
 from __future__ import annotations
 
-__all__ = ["GoldkeeperError", "InputError", "StorageError", "UsageError", "describe_value"]
+__all__ = ["GoldkeeperError", "InputError", "StorageError", "UsageError", "compressed_input", "describe_value"]
 
 _MAX_SHOWN = 60
 
@@ -94,6 +94,31 @@ class InputError(GoldkeeperError):
         if self.found is not None:
             text += f", got {self.found}"
         return text
+
+
+#: The first bytes of the compressed files people keep runs and qrels in, and the commands
+#: that decompress each: a file (keeping it), a stream.
+_COMPRESSED = (
+    (b"\x1f\x8b", "gzip", "gunzip -k", "gunzip -c"),
+    (b"BZh", "bzip2", "bunzip2 -k", "bunzip2 -c"),
+    (b"\xfd7zXZ\x00", "xz", "unxz -k", "unxz -c"),
+    (b"\x28\xb5\x2f\xfd", "zstd", "unzstd", "unzstd -c"),
+    (b"PK\x03\x04", "zip", "unzip", "unzip -p"),
+)
+
+
+def compressed_input(data: bytes | str, source: str) -> InputError | None:
+    """The error for an input that is not UTF-8 because it is compressed (``data`` is its
+    start), saying so and how to decompress it; None when it does not start like one."""
+    if isinstance(data, str):
+        return None
+    for magic, name, for_file, for_stream in _COMPRESSED:
+        if data.startswith(magic):
+            way = f"pipe it through {for_stream}" if source in ("", "<stdin>") else f"{for_file} {source}"
+            return InputError(source, f"is {name}-compressed; goldkeeper reads uncompressed UTF-8 text", line=1,
+                              field="encoding", found=f"the {name} signature {magic.hex(' ')}",
+                              hint=f"decompress it first: {way}")
+    return None
 
 
 class UsageError(InputError):

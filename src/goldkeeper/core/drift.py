@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Protocol
 from typing_extensions import Required, TypedDict
 
 from goldkeeper.core.identity import chunk_id, normalize, normalized_sha, text_sha
-from goldkeeper.errors import InputError, describe_value
+from goldkeeper.errors import InputError, compressed_input, describe_value
 
 if TYPE_CHECKING:
     from pydantic import Field  # (bound at run time where pydantic first reads the annotations)
@@ -236,7 +236,8 @@ def _parse_corpus_fields(data: bytes | str, source: str) -> Corpus:
     try:
         payload = from_json(data, allow_inf_nan=False)
     except ValueError as error:
-        raise InputError(source, f"not valid JSON ({error})", field="json", found="the file") from None
+        raise compressed_input(data[:8], source) or InputError(
+            source, f"not valid JSON ({error})", field="json", found="the file") from None
     if not isinstance(payload, dict) or not isinstance(payload.get("chunks"), list):
         raise InputError(source, "a corpus snapshot is an object with a chunks array", field="chunks",
                          found=describe_value(payload.get("chunks") if isinstance(payload, dict) else payload))

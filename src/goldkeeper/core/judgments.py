@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 
 from typing_extensions import NotRequired, TypedDict
 
-from goldkeeper.errors import InputError, describe_value
+from goldkeeper.errors import InputError, compressed_input, describe_value
 
 if TYPE_CHECKING:
     from pydantic import Field  # (bound at run time by ``_rows_adapter``, as is ``_NE_STR``)
@@ -139,7 +139,7 @@ def _text(raw: bytes | str, source: str, number: int) -> str:
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError as error:
-        raise InputError(
+        raise (compressed_input(raw[:8], source) if number == 1 else None) or InputError(
             source,
             f"not valid UTF-8 at byte {error.start + 1} of the line",
             line=number,

@@ -16,7 +16,7 @@ from typing import Any
 
 from typing import TYPE_CHECKING
 
-from goldkeeper.errors import InputError, StorageError
+from goldkeeper.errors import InputError, StorageError, compressed_input
 
 if TYPE_CHECKING:
     from goldkeeper.models.judgment import Judgment
@@ -97,7 +97,7 @@ def decode_utf8(data: bytes, source: str) -> str:
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as error:
-        raise InputError(
+        raise compressed_input(data[:8], source) or InputError(
             source, "not valid UTF-8", line=data.count(b"\n", 0, error.start) + 1,
             field="encoding", found=f"byte 0x{data[error.start]:02X}",
         ) from None

@@ -21,7 +21,7 @@ import msgspec
 from typing_extensions import Required, TypedDict
 
 from goldkeeper.core.drift import Corpus, LiveChunk, chunk_from_dict, parse_corpus, snapshot_rows
-from goldkeeper.errors import InputError, describe_value
+from goldkeeper.errors import InputError, compressed_input, describe_value
 from goldkeeper.io.fastjson import NonEmpty as _NonEmpty
 from goldkeeper.io.files import (
     is_local,
@@ -130,10 +130,12 @@ class ShardedCorpus:
         from pydantic_core import from_json  # (only sharded snapshots need it: loaded here)
 
         source = source_name(manifest_url)
+        data = read_bytes(manifest_url)
         try:
-            payload = from_json(read_bytes(manifest_url), allow_inf_nan=False)
+            payload = from_json(data, allow_inf_nan=False)
         except ValueError as error:
-            raise InputError(source, f"not valid JSON ({error})", field="json", found="the file") from None
+            raise compressed_input(data[:8], source) or InputError(
+                source, f"not valid JSON ({error})", field="json", found="the file") from None
         if not isinstance(payload, dict) or payload.get("format") != FORMAT:
             raise InputError(source, f"a sharded snapshot's manifest has format '{FORMAT}'", field="format",
                              found=describe_value(payload.get("format") if isinstance(payload, dict) else payload))
