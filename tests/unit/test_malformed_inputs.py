@@ -220,3 +220,19 @@ def test_a_compressed_input_is_named_as_such_with_the_command_that_decompresses_
         f"error: {packed}:1: encoding: is {kind}-compressed; goldkeeper reads uncompressed UTF-8 text, got the "
         f"{kind} signature {compress(b'x')[:{'gzip': 2, 'bzip2': 3, 'xz': 6}[kind]].hex(' ')} "
         f"(hint: decompress it first: {command} {packed})")
+
+
+def test_swapped_judgments_and_run_are_named_as_such():
+    examples = __import__("goldkeeper.examples", fromlist=["x"]).__path__[0]
+    judgments, run = f"{examples}/judgments.jsonl", f"{examples}/run.jsonl"
+    as_run = run_cli("score", "-j", judgments, "-r", judgments)
+    assert as_run.code == 2
+    assert as_run.stderr.strip() == (
+        f"error: {judgments}:1: ranking must be an array (hint: the line looks like a judgment (doc_uri, "
+        "relevance), not a run entry: were the judgments and the run swapped?)")
+    for args in (("score", "-j", run, "-r", judgments), ("validate", run)):
+        as_judgments = run_cli(*args)
+        assert as_judgments.code == 2
+        assert as_judgments.stderr.strip() == (
+            f"error: {run}:1: doc_uri: required, must be a non-empty string, got nothing (hint: the line looks "
+            "like a run entry (query_id, ranking), not a judgment: were the judgments and the run swapped?)")

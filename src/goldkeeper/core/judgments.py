@@ -265,6 +265,8 @@ def check_row(row: Any, source: str, number: int) -> dict[str, Any]:
                 line=number,
                 field=name,
                 found=found,
+                hint=("the line looks like a run entry (query_id, ranking), not a judgment: were the "
+                      "judgments and the run swapped?") if name == "doc_uri" and "ranking" in row else None,
             )
     relevance = row.get("relevance", _MISSING)
     if type(relevance) is not int or not 0 <= relevance <= MAX_RELEVANCE:

@@ -85,7 +85,11 @@ def iter_run(lines: Iterable[bytes | str], source: str = "run") -> Iterator[RunE
             raise _fail(source, number, "missing query_id")
         ranking: Any = row.get("ranking")
         if not isinstance(ranking, list):
-            raise _fail(source, number, "ranking must be an array")
+            error = _fail(source, number, "ranking must be an array")
+            if ranking is None and ("doc_uri" in row or "relevance" in row):
+                error.hint = ("the line looks like a judgment (doc_uri, relevance), not a run entry: "
+                              "were the judgments and the run swapped?")
+            raise error
         if not checked:
             for index, key in enumerate(ranking):
                 if not isinstance(key, str) or not key:
