@@ -92,6 +92,14 @@ def test_the_reasons_count_one_query_in_the_singular():
     assert "8 judged queries had no run entry and scored zero" in two
 
 
+def test_a_run_whose_rankings_hold_no_relevant_key_says_to_check_its_ids():
+    misses = "no ranking holds a relevant key in its top 5: check that the run ranks the ids the labels name"
+    assert any(reason.startswith(misses) for reason in _report(_run(0)).verdict.reasons)
+    assert not any(reason.startswith("no ranking holds") for reason in _report(_run(1)).verdict.reasons)
+    # A run with no entry for any judged query says that instead.
+    assert not any(reason.startswith("no ranking holds") for reason in _report(_run(0, present=0)).verdict.reasons)
+
+
 def test_an_empty_run_never_passes_even_with_no_gate():
     report = _report([], ["recall@5:0"])
     assert report.verdict.status == "FAIL"

@@ -54,6 +54,13 @@ def _base_verdict(result: ScoreResult, validation: ValidationResult,
         reasons.append("the run has no entry for any judged query")
     elif scored_missing:
         reasons.append(_n(len(scored_missing), "judged query", "judged queries") + " had no run entry and scored zero")
+    deepest = f"hit_rate@{max(result.ks)}"
+    if (result.run_queries and len(result.missing_queries) < result.queries and deepest in result.metrics
+            and result.metrics[deepest]["value"] == 0):
+        # Every metric is 0: most often the run ranks other ids than the labels name (documents
+        # against chunk labels, or the reverse), and the numbers mean nothing.
+        reasons.append(f"no ranking holds a relevant key in its top {max(result.ks)}: check that the run "
+                       "ranks the ids the labels name (a label's chunk_id when it has one, else its doc_uri)")
     if result.queries_without_positives and result.queries_scored > 0:
         reasons.append(
             _n(len(result.queries_without_positives), f"judged query has no label at relevance >= {threshold}"
