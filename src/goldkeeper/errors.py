@@ -107,13 +107,15 @@ _COMPRESSED = (
 )
 
 
-def compressed_input(data: bytes | str, source: str) -> InputError | None:
+def compressed_input(data: bytes | memoryview | str, source: str) -> InputError | None:
     """The error for an input that is not UTF-8 because it is compressed (``data`` is its
-    start), saying so and how to decompress it; None when it does not start like one."""
+    start, bytes or a view of them), saying so and how to decompress it; None when it does
+    not start like one."""
     if isinstance(data, str):
         return None
+    head = bytes(data[:8])
     for magic, name, for_file, for_stream in _COMPRESSED:
-        if data.startswith(magic):
+        if head.startswith(magic):
             way = f"pipe it through {for_stream}" if source in ("", "<stdin>") else f"{for_file} {source}"
             return InputError(source, f"is {name}-compressed; goldkeeper reads uncompressed UTF-8 text", line=1,
                               field="encoding", found=f"the {name} signature {magic.hex(' ')}",
