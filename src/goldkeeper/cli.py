@@ -173,17 +173,23 @@ def convert(
     write_bytes_atomic(out or "-", text.encode("utf-8"))
 
 
+GATE_HELP = ("A gate, repeatable: recall@5:0.8 (at least), ndcg@10:-0.02 (a drop from --baseline of at "
+             "most 0.02), worst-stratum:recall@5:0.5, recall@5:ci-lower:0.6, ndcg@10:regression, "
+             "recall@5:sequential:0.8, coverage:0.95, drift:0.05 (spec/metrics.md).")
+
+
 @app.command()
 def score(
     judgments: Annotated[str, typer.Option("--judgments", "-j", help="Judgments JSONL, TREC qrels or BEIR TSV.")],
     run: Annotated[str, typer.Option("--run", "-r", help="Run JSONL or TREC run file.")],
     k: Annotated[list[str], typer.Option("-k", "--k", help="Cutoffs, e.g. 5,10,100 (default 10).")] = [],  # noqa: B006
     threshold: Annotated[int, typer.Option("--threshold", help="Lowest grade that counts as relevant.")] = 1,
-    gate: Annotated[list[str], typer.Option("--gate", help="A gate expression; repeatable.")] = [],  # noqa: B006
+    gate: Annotated[list[str], typer.Option("--gate", help=GATE_HELP)] = [],  # noqa: B006
     baseline: Annotated[Optional[str], typer.Option("--baseline", help="A previous report, for delta gates.")] = None,
     corpus: Annotated[Optional[str], typer.Option("--corpus", help="A corpus snapshot: check drift first.")] = None,
     report: Annotated[Optional[str], typer.Option("--report", help="Also write the report JSON here.")] = None,
-    judgments_format: Annotated[Optional[LabelsFormat], typer.Option("--judgments-format")] = None,
+    judgments_format: Annotated[Optional[LabelsFormat], typer.Option(
+        "--judgments-format", help="jsonl, trec or beir; guessed from the name and first line if omitted.")] = None,
     run_format: Annotated[Optional[str], typer.Option("--run-format", help="jsonl or trec; guessed if omitted.")] = None,
     now: Annotated[Optional[str], typer.Option("--now", help="Report time (ISO 8601); else SOURCE_DATE_EPOCH; else now.")] = None,
     intervals: Annotated[bool, typer.Option("--intervals/--no-intervals", help="A confidence interval on every metric.")] = True,
@@ -227,10 +233,10 @@ def eval_(
     out: Annotated[str, typer.Option("--out", "-o", help="Directory for the runs, errors and reports.")] = "goldkeeper-eval",
     k: Annotated[list[str], typer.Option("-k", "--k", help="Cutoffs, e.g. 5,10 (default 10).")] = [],  # noqa: B006
     threshold: Annotated[int, typer.Option("--threshold", help="Lowest grade that counts as relevant.")] = 1,
-    gate: Annotated[list[str], typer.Option("--gate", help="A gate expression; repeatable.")] = [],  # noqa: B006
+    gate: Annotated[list[str], typer.Option("--gate", help=GATE_HELP)] = [],  # noqa: B006
     report: Annotated[Optional[str], typer.Option("--report", help="Also write the (first run's) report JSON here.")] = None,
     now: Annotated[Optional[str], typer.Option("--now", help="Report time (ISO 8601); else SOURCE_DATE_EPOCH; else now.")] = None,
-    intervals: Annotated[bool, typer.Option("--intervals/--no-intervals")] = True,
+    intervals: Annotated[bool, typer.Option("--intervals/--no-intervals", help="A confidence interval on every metric.")] = True,
     output: Annotated[ReportFormat, typer.Option("--format", help="text, json or markdown.")] = ReportFormat.text,
 ) -> None:
     """Call a retriever for every judged query, record the runs, score and gate them.
