@@ -173,6 +173,7 @@ def convert(
     write_bytes_atomic(out or "-", text.encode("utf-8"))
 
 
+THRESHOLD_HELP = "Lowest grade that counts as relevant."
 GATE_HELP = ("A gate, repeatable: recall@5:0.8 (at least), ndcg@10:-0.02 (a drop from --baseline of at "
              "most 0.02), worst-stratum:recall@5:0.5, recall@5:ci-lower:0.6, ndcg@10:regression, "
              "recall@5:sequential:0.8, coverage:0.95, drift:0.05 (spec/metrics.md).")
@@ -183,7 +184,7 @@ def score(
     judgments: Annotated[str, typer.Option("--judgments", "-j", help="Judgments JSONL, TREC qrels or BEIR TSV.")],
     run: Annotated[str, typer.Option("--run", "-r", help="Run JSONL or TREC run file.")],
     k: Annotated[list[str], typer.Option("-k", "--k", help="Cutoffs, e.g. 5,10,100 (default 10).")] = [],  # noqa: B006
-    threshold: Annotated[int, typer.Option("--threshold", help="Lowest grade that counts as relevant.")] = 1,
+    threshold: Annotated[int, typer.Option("--threshold", help=THRESHOLD_HELP)] = 1,
     gate: Annotated[list[str], typer.Option("--gate", help=GATE_HELP)] = [],  # noqa: B006
     baseline: Annotated[Optional[str], typer.Option("--baseline", help="A previous report, for delta gates.")] = None,
     corpus: Annotated[Optional[str], typer.Option("--corpus", help="A corpus snapshot: check drift first.")] = None,
@@ -232,7 +233,7 @@ def eval_(
     max_errors: Annotated[float, typer.Option("--max-errors", help="Share of queries allowed to fail before the verdict fails.")] = 0.0,
     out: Annotated[str, typer.Option("--out", "-o", help="Directory for the runs, errors and reports.")] = "goldkeeper-eval",
     k: Annotated[list[str], typer.Option("-k", "--k", help="Cutoffs, e.g. 5,10 (default 10).")] = [],  # noqa: B006
-    threshold: Annotated[int, typer.Option("--threshold", help="Lowest grade that counts as relevant.")] = 1,
+    threshold: Annotated[int, typer.Option("--threshold", help=THRESHOLD_HELP)] = 1,
     gate: Annotated[list[str], typer.Option("--gate", help=GATE_HELP)] = [],  # noqa: B006
     report: Annotated[Optional[str], typer.Option("--report", help="Also write the (first run's) report JSON here.")] = None,
     now: Annotated[Optional[str], typer.Option("--now", help="Report time (ISO 8601); else SOURCE_DATE_EPOCH; else now.")] = None,
@@ -338,10 +339,10 @@ def compare(
     run: Annotated[list[str], typer.Option("--run", "-r", help="A run; the first is the baseline. Repeat.")],
     k: Annotated[list[str], typer.Option("-k", "--k", help="Cutoffs, e.g. 5,10 (default 10).")] = [],  # noqa: B006
     metric: Annotated[list[str], typer.Option("--metric", "-m", help="Metric ids to compare (default all).")] = [],  # noqa: B006
-    threshold: Annotated[int, typer.Option("--threshold")] = 1,
+    threshold: Annotated[int, typer.Option("--threshold", help=THRESHOLD_HELP)] = 1,
     alpha: Annotated[float, typer.Option("--alpha", help="Family-wise error rate per metric.")] = 0.05,
     resamples: Annotated[int, typer.Option("--resamples", help="Monte Carlo sign flips beyond 20 differing pairs.")] = 10_000,
-    seed: Annotated[int, typer.Option("--seed")] = 0,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the Monte Carlo sign flips.")] = 0,
     output: Annotated[ReportFormat, typer.Option("--format", help="text, json or markdown.")] = ReportFormat.text,
 ) -> None:
     """Paired comparison of runs against the first: better, worse, no difference, or unresolvable."""
@@ -399,9 +400,9 @@ def power(
     metric: Annotated[str, typer.Option("--metric", "-m", help="Metric id.")] = "recall@10",
     target: Annotated[Optional[float], typer.Option("--target", help="An effect to size the query set for.")] = None,
     sd: Annotated[float, typer.Option("--sd", help="Assumed sd of per-query differences when no run is given.")] = 0.5,
-    alpha: Annotated[float, typer.Option("--alpha")] = 0.05,
+    alpha: Annotated[float, typer.Option("--alpha", help="Two-sided significance level.")] = 0.05,
     power_: Annotated[float, typer.Option("--power", help="Wanted power.")] = 0.8,
-    threshold: Annotated[int, typer.Option("--threshold")] = 1,
+    threshold: Annotated[int, typer.Option("--threshold", help=THRESHOLD_HELP)] = 1,
     output: FormatOption = OutputFormat.text,
 ) -> None:
     """What a gold set can resolve: smallest detectable effect, and queries needed for a target."""
@@ -453,8 +454,8 @@ def audit(
     value: Annotated[float, typer.Option("-v", "--value", help="The reported mean, from 0 to 1.")],
     metric: Annotated[str, typer.Option("-m", "--metric", help="Metric id, e.g. recall@5.")] = "recall@5",
     baseline: Annotated[Optional[float], typer.Option("-b", "--baseline", help="The baseline it claims to beat.")] = None,
-    confidence: Annotated[float, typer.Option("--confidence")] = 0.95,
-    alpha: Annotated[float, typer.Option("--alpha")] = 0.05,
+    confidence: Annotated[float, typer.Option("--confidence", help="Interval confidence level.")] = 0.95,
+    alpha: Annotated[float, typer.Option("--alpha", help="Significance level of the lift test.")] = 0.05,
     output: FormatOption = OutputFormat.text,
 ) -> None:
     """Audit a published figure: its interval, and whether a claimed lift could be significant.
@@ -674,7 +675,8 @@ def snapshot(
     chunks: Annotated[str, typer.Argument(help="Chunker output JSONL: {doc_uri, doc_revision, ordinal, text} per line.")],
     chunker: Annotated[str, typer.Option("--chunker", help="Chunker fingerprint, e.g. recursive/512/64.")],
     out: Annotated[str, typer.Option("--out", "-o", help="corpus.json, or with --sharded a directory.")],
-    corpus_fingerprint: Annotated[Optional[str], typer.Option("--corpus-fingerprint")] = None,
+    corpus_fingerprint: Annotated[Optional[str], typer.Option(
+        "--corpus-fingerprint", help="The corpus and chunker state, as labels made against it name it.")] = None,
     sharded: Annotated[bool, typer.Option("--sharded", help="Write manifest.json plus gzip JSONL shards, streaming.")] = False,
     shard_chunks: Annotated[int, typer.Option("--shard-chunks", help="Chunks per shard (with --sharded).")] = 100_000,
     gzip: Annotated[bool, typer.Option("--gzip/--no-gzip", help="Compress shards (with --sharded).")] = True,
@@ -925,9 +927,9 @@ def example(
 @app.command("id")
 def id_(
     text: Annotated[str, typer.Option("--text", help="The chunk text ('-' reads it from stdin).")],
-    doc_uri: Annotated[Optional[str], typer.Option("--doc-uri")] = None,
-    doc_revision: Annotated[Optional[str], typer.Option("--doc-revision")] = None,
-    ordinal: Annotated[Optional[int], typer.Option("--ordinal", min=0)] = None,
+    doc_uri: Annotated[Optional[str], typer.Option("--doc-uri", help="The chunk's document URI.")] = None,
+    doc_revision: Annotated[Optional[str], typer.Option("--doc-revision", help="The document's revision (etag).")] = None,
+    ordinal: Annotated[Optional[int], typer.Option("--ordinal", min=0, help="The chunk's position in it, from 0.")] = None,
     chunker: Annotated[Optional[str], typer.Option("--chunker", help="Chunker fingerprint.")] = None,
     output: FormatOption = OutputFormat.text,
 ) -> None:
