@@ -14,7 +14,8 @@ Verdicts such as INDETERMINATE are values, never exceptions.
 
 from __future__ import annotations
 
-__all__ = ["GoldkeeperError", "InputError", "StorageError", "UsageError", "compressed_input", "describe_value"]
+__all__ = ["GoldkeeperError", "InputError", "StorageError", "UsageError", "compressed_input", "describe_value",
+           "is_file_name"]
 
 _MAX_SHOWN = 60
 
@@ -40,6 +41,14 @@ def describe_value(value: object) -> str:
     if len(text) > _MAX_SHOWN:
         text = text[: _MAX_SHOWN - 3] + "..."
     return text
+
+
+def is_file_name(value: object) -> bool:
+    """Whether an API caller passed a path (str, bytes, ``os.PathLike``) where values belong:
+    the functions that take rows or reports say so, rather than fail inside on its letters."""
+    import os
+
+    return isinstance(value, (str, bytes, os.PathLike))
 
 
 def _restore(cls: type, args: tuple, state: dict) -> GoldkeeperError:

@@ -22,12 +22,12 @@ passes instead of failing on the last bit of a float.
 
 from __future__ import annotations
 
-import os
 import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from goldkeeper.core.metric_ids import METRIC_NAMES, parse_metric_id, suggest
+from goldkeeper.errors import is_file_name
 
 if TYPE_CHECKING:
     from goldkeeper.models.report import GateResult, Report, Status
@@ -290,8 +290,7 @@ def _document(report: Any, name: str) -> dict[str, Any]:
         return report
     if hasattr(report, "to_json_dict"):
         return report.to_json_dict()
-    what = f"a file name {str(report)[:60]!r}: load it first" if isinstance(report, (str, bytes, os.PathLike)) \
-        else f"{type(report).__name__}"
+    what = f"a file name {str(report)[:60]!r}: load it first" if is_file_name(report) else type(report).__name__
     raise TypeError(f"evaluate_gates: {name} must be a Report or its JSON document (a dict), not {what}")
 
 
@@ -305,11 +304,13 @@ def evaluate_gates(report: Report | dict[str, Any], gates: list[Gate | str],
     if isinstance(gates, (str, Gate)):
         raise TypeError(f"evaluate_gates: gates is a list of gates, not one {type(gates).__name__}: "
                         f"pass [{gates!r}]")
-    documents = [_document(report, "report")] + ([] if baseline is None else [_document(baseline, "baseline")])
+    document = _document(report, "report")
+    previous = None if baseline is None else _document(baseline, "baseline")
     try:
-        status, results, reasons = gate_results(documents[0], gates, documents[1] if baseline is not None else None)
+        status, results, reasons = gate_results(document, gates, previous)
     except (KeyError, TypeError, AttributeError):
-        for document in documents:
-            Report.model_validate(document)
+        for given in (document, previous):
+            if given is not None:
+                Report.model_validate(given)
         raise
     return GateEvaluation(status=status, results=[GateResult.model_validate(r) for r in results], reasons=reasons)

@@ -16,7 +16,6 @@ Definitions (and which queries are averaged) are in spec/metrics.md.
 from __future__ import annotations
 
 import math
-import os
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -35,6 +34,7 @@ from goldkeeper.core.grouped import (
 )
 from goldkeeper.core.judgments import MAX_RELEVANCE
 from goldkeeper.core.metric_ids import METRIC_NAMES, MetricId
+from goldkeeper.errors import is_file_name
 
 if TYPE_CHECKING:
     import numpy as np
@@ -413,7 +413,7 @@ def score(
 def _refuse_a_path(value: Any, name: str, reader: str) -> None:
     """A file name where rows belong is a ``TypeError`` that says what reads the file (core
     reads no file), not an attribute error from inside the scorer."""
-    if isinstance(value, (str, bytes, os.PathLike)):
+    if is_file_name(value):
         raise TypeError(f"score: {name} must be rows, not {type(value).__name__} {str(value)[:60]!r}; "
                         f"read a file with {reader}")
 
@@ -423,13 +423,16 @@ def _grouped(judgments: Iterable[Any]) -> Qrels:
     lines) checked as the judgments reader checks a line, so a bad one is an ``InputError``
     naming its position (``judgments:3: relevance: ...``) and field, never a wrong number."""
     from goldkeeper.core.judgments import check_row
-    from goldkeeper.models.judgment import Judgment
 
-    rows = []
+    rows, model = [], None  # the Judgment model, imported at the first row that is not a mapping
     for number, row in enumerate(judgments, start=1):
         if isinstance(row, Mapping):
             row = check_row(row if type(row) is dict else dict(row), "judgments", number)
-        elif not isinstance(row, Judgment):
+            rows.append(row)
+            continue
+        if model is None:
+            from goldkeeper.models.judgment import Judgment as model
+        if not isinstance(row, model):
             raise TypeError(f"score: judgments row {number} is of type {type(row).__name__}; "
                             "a Judgment or a mapping of its fields is needed")
         rows.append(row)
