@@ -15,13 +15,14 @@ import re
 from typing import Any
 
 from prefect import flow, task
+from prefect.states import State
 from prefect.artifacts import create_progress_artifact, update_progress_artifact
 
 from goldkeeper.io.evaluation import retrieve_to_storage
 from goldkeeper.io.files import is_local, local_path
 from goldkeeper.io.storage import default_root, suite_slug
 
-from goldkeeper.flows.evaluate import _now, evaluate
+from goldkeeper.flows.evaluate import _now, evaluate, outcome_of, rolled_up
 
 __all__ = ["eval_retriever"]
 
@@ -56,7 +57,7 @@ def eval_retriever(
     retries: int = 3,
     rate: float | None = None,
     intervals: bool = True,
-) -> dict[str, Any]:
+) -> State:
     """Ask the retriever (``{"backend": "http", "url_template": ..., ...}``, the CLI's flags as
     keys) every judged query, once per mode, and evaluate each run under suite
     ``<suite>-<mode>``. Returns each mode's verdict and report URL."""
@@ -73,8 +74,8 @@ def eval_retriever(
             os.makedirs(os.path.dirname(local_path(run_url)), exist_ok=True)
         got = retrieve(retriever, judgments_url, run_url, max(k), mode, concurrency, retries, rate, cache)
         retrieval = {"queries": got["queries"], "errors": got["errors"], "budget": max_errors}
-        results[mode or name] = evaluate(suite=name, judgments_url=judgments_url, run_url=got["run_url"],
-                                         storage_url=storage_url, k=k, gates=gates, intervals=intervals,
-                                         retrieval=retrieval)
+        results[mode or name] = outcome_of(evaluate(suite=name, judgments_url=judgments_url, run_url=got["run_url"],
+                                                    storage_url=storage_url, k=k, gates=gates, intervals=intervals,
+                                                    retrieval=retrieval, return_state=True))
         print(f"{name}: {len(got['errors'])} of {got['queries']} calls failed; {results[mode or name]['verdict']}")
-    return results
+    return rolled_up({"suite": suite, "evaluations": results})

@@ -1,7 +1,11 @@
 """Score runs against a suite's judgments, publish the report, and show it on dashboards.
 
-The flow reads like its table of contents: load, validate, score, report, publish, show.
-Each task calls one core or io function; retries and timeouts live on the decorators.
+The flow reads like its table of contents: load, validate, score, report, publish, show,
+then end in the state its verdict is: Completed for PASS, Failed for FAIL, Failed named
+"Indeterminate" for INDETERMINATE (spec/prefect.md), tagged with suite and verdict, with an
+event about the suite for automations. Each task calls one core or io function; retries
+and timeouts live on the decorators, and no task retries a verdict: only reading and
+writing storage do.
 """
 
 from __future__ import annotations
@@ -12,20 +16,83 @@ from datetime import datetime, timezone
 from typing import Any
 
 from prefect import flow, task
-from prefect.artifacts import create_link_artifact, create_markdown_artifact, create_table_artifact
+from prefect.artifacts import create_markdown_artifact, create_table_artifact
+from prefect.states import Completed, Failed, State
 
 from goldkeeper.core.drift import drift_counts
 from goldkeeper.core.intervals import BootstrapSpec
 from goldkeeper.core.reporting import apply_error_budget, build_report
 from goldkeeper.core.scoring import build_qrels, score
+from goldkeeper.core.trend import attribute_change, gate_thresholds, gated_metrics, trend_points, with_queued_found
 from goldkeeper.core.validation import validate
+from goldkeeper.dashboard import metric_rows, suite_page, summary_markdown, trend_chart_svg, trend_markdown, verdict_line
 from goldkeeper.io.heap import keep_freed_blocks
 from goldkeeper.io.snapshots import open_corpus
 from goldkeeper.io.loading import load_label_rows, load_run_prefixes
-from goldkeeper.io.storage import content_sha256, default_root, evaluation_key, find_evaluation, publish_report, suite_slug
-from goldkeeper.render import report_markdown
+from goldkeeper.io.storage import (
+    browser_link,
+    content_sha256,
+    default_root,
+    evaluation_key,
+    find_evaluation,
+    publish_page,
+    publish_report,
+    read_history,
+    suite_slug,
+)
+from goldkeeper.io.files import read_bytes
+from goldkeeper.flows.signals import announce, tag_run
 
-__all__ = ["evaluate"]
+__all__ = ["EvaluationFailed", "evaluate", "outcome_of", "rolled_up", "verdict_state"]
+
+
+class EvaluationFailed(Exception):
+    """An evaluation whose verdict is FAIL or INDETERMINATE: the Failed state's data, so a
+    caller of the flow gets the outcome (``.outcome``: verdict, reasons, report URL) with
+    the exception, and ``state.result(raise_on_failure=False)`` returns it."""
+
+    def __init__(self, outcome: dict[str, Any]) -> None:
+        super().__init__(f"{outcome.get('suite', 'evaluation')}: {outcome['verdict']}: {outcome.get('message', '')}")
+        self.outcome = outcome
+
+    def __reduce__(self):  # pickled with the state's data
+        return (type(self), (self.outcome,))
+
+
+def verdict_state(outcome: dict[str, Any]) -> State:
+    """The flow run's final state for an outcome: its verdict, with the one-line reason."""
+    message = f"{outcome['verdict']}: {outcome['message']}" if outcome["verdict"] != "PASS" else outcome["message"]
+    if outcome["verdict"] == "PASS":
+        return Completed(message=message, data=outcome)
+    name = "Indeterminate" if outcome["verdict"] == "INDETERMINATE" else "Failed"
+    return Failed(name=name, message=message, data=EvaluationFailed(outcome))
+
+
+def rolled_up(outcome: dict[str, Any]) -> State:
+    """The lifecycle's state: Completed when every evaluation passed (or none ran), else
+    Failed with each evaluation that did not pass in its message, the worst verdict named,
+    and the outcome in an ``EvaluationFailed``."""
+    evaluations = outcome["evaluations"]
+    failing = {url: e for url, e in evaluations.items() if e["verdict"] != "PASS"}
+    if not failing:
+        return Completed(message=f"{len(evaluations)} evaluation(s) passed", data=outcome)
+    worst = "FAIL" if any(e["verdict"] == "FAIL" for e in failing.values()) else "INDETERMINATE"
+    outcome = {**outcome, "verdict": worst,
+               "message": f"{len(failing)} of {len(evaluations)} evaluation(s) did not pass: "
+                          + "; ".join(f"{e['suite']} {e['verdict']} ({e['message']})" for e in failing.values())}
+    return Failed(name="Indeterminate" if worst == "INDETERMINATE" else "Failed", message=outcome["message"][:400],
+                  data=EvaluationFailed(outcome))
+
+
+def outcome_of(state: State) -> dict[str, Any]:
+    """The outcome of a finished evaluate run, whatever its verdict; a run that crashed or
+    failed for another reason raises that reason."""
+    data = state.result(raise_on_failure=False)
+    if isinstance(data, EvaluationFailed):
+        return data.outcome
+    if isinstance(data, BaseException):
+        raise data
+    return data
 
 
 @task(retries=2, retry_delay_seconds=[2, 10], timeout_seconds=900)
@@ -83,19 +150,88 @@ def already_evaluated(storage_url: str, suite: str, key: str) -> dict[str, Any] 
     return find_evaluation(storage_url, suite, key)
 
 
+@task(retries=2, retry_delay_seconds=[2, 10], timeout_seconds=300)
+def read_suite_history(storage_url: str, suite: str) -> list[dict[str, Any]]:
+    return read_history(storage_url, suite)
+
+
+@task(retries=2, retry_delay_seconds=[2, 10], timeout_seconds=300)
+def read_report(url: str) -> dict[str, Any]:
+    import json
+
+    return json.loads(read_bytes(url))
+
+
+@task(retries=2, retry_delay_seconds=[2, 10], timeout_seconds=300)
+def read_queue_items(url: str) -> list[dict[str, Any]]:
+    from goldkeeper.io.storage import read_queue
+
+    return read_queue(url)
+
+
+@task(timeout_seconds=900)
+def bracket_queued(rows: list[dict[str, Any]], run, items: list[dict[str, Any]], ks: list[int], threshold: int,
+                   metrics: list[str], document: dict[str, Any]) -> dict[str, dict[str, float]]:
+    """Each gated metric as scored and as it would be with every queued label found."""
+    queued: dict[str, list[tuple[int, str]]] = {}
+    for item in items:
+        if item.get("action") == "rejudge" and item.get("chunk_id") and item.get("relevance", 0) >= threshold:
+            queued.setdefault(item["query_id"], []).append((-item["relevance"], item["chunk_id"]))
+    if not queued:
+        return {}
+    rankings = [run.keys[sum(run.lengths[:i]):sum(run.lengths[:i + 1])] for i in range(len(run.lengths))]
+    found = with_queued_found(run.query_ids, rankings, {q: [key for _, key in sorted(v)] for q, v in queued.items()})
+    result = score(build_qrels(rows), [{"query_id": q, "ranking": r} for q, r in found], k=ks, threshold=threshold)
+    return {m: {"scored": document["metrics"][m]["value"], "found": result.metrics[m]["value"]}
+            for m in metrics if m in document["metrics"] and m in result.metrics}
+
+
+@task(timeout_seconds=900)
+def attribute(rows: list[dict[str, Any]], previous: dict[str, Any], document: dict[str, Any],
+              metrics: list[str]) -> dict[str, Any]:
+    """The previous evaluation's run scored on these judgments: how much of each change the
+    labels made and how much the retriever did (core.trend.attribute_change)."""
+    from goldkeeper.errors import GoldkeeperError
+
+    url = previous.get("run_url")
+    if not url:
+        return {"note": "the previous evaluation did not record where its run was"}
+    try:
+        run, sha = load_run_prefixes(url, None, max(document["k"]))
+    except GoldkeeperError:
+        return {"note": f"the previous run ({url}) can no longer be read"}
+    if sha != previous.get("run_sha256"):
+        return {"note": f"the previous run ({url}) has changed since it was scored"}
+    again = score(build_qrels(rows), run, k=document["k"], threshold=document["threshold"]).metrics
+    return {"metrics": {m: attribute_change(previous["metrics"][m]["value"], again[m]["value"],
+                                            document["metrics"][m]["value"])
+                        for m in metrics if m in again and m in previous.get("metrics", {}) and m in document["metrics"]}}
+
+
 @task(timeout_seconds=120)
-def show(suite: str, report, report_url: str) -> None:
-    """Summaries as artifacts under stable keys; the full report stays on storage."""
+def show(suite: str, document: dict[str, Any], report_url: str, points: list[dict[str, Any]], queued: int,
+         queue_url: str | None, bracket, attribution, storage_url: str) -> dict[str, str]:
+    """Summaries as artifacts under stable keys, so the UI keeps their history; the chart and
+    the suite's page on storage beside the report. The pages' URLs."""
     slug = suite_slug(suite)
-    rows = [{"metric": name, "value": m.value, "ci_low": m.ci[0] if m.ci else None,
-             "ci_high": m.ci[1] if m.ci else None, "n": m.n} for name, m in report.metrics.items()]
-    for name, stratum in (report.per_stratum or {}).items():
-        rows += [{"metric": f"{metric} [{name}]", "value": m.value, "ci_low": m.ci[0] if m.ci else None,
-                  "ci_high": m.ci[1] if m.ci else None, "n": stratum.n} for metric, m in stratum.metrics.items()]
-    create_table_artifact(key=f"goldkeeper-{slug}-metrics", table=rows, description=f"{suite}: metrics")
-    create_markdown_artifact(key=f"goldkeeper-{slug}-summary", markdown=report_markdown(report),
-                             description=f"{suite}: verdict and reasons")
-    create_link_artifact(key=f"goldkeeper-{slug}-report", link=report_url, description=f"{suite}: full report")
+    gates = [g["expression"] for g in document["verdict"].get("gates") or []]
+    metrics = gated_metrics(gates) or list(document["metrics"])[:2]
+    create_table_artifact(key=f"goldkeeper-{slug}-metrics", table=metric_rows(document),
+                          description=f"{suite}: {document['verdict']['status']}, metrics at 4 decimals")
+    summary = summary_markdown(suite, document, report_link=browser_link(report_url), report_location=report_url,
+                               queued=queued, queue_location=queue_url, bracket=bracket,
+                               point=points[-1] if points else None, attribution=attribution)
+    create_markdown_artifact(key=f"goldkeeper-{slug}-summary", markdown=summary,
+                             description=f"{suite}: verdict, reasons and next steps")
+    chart = trend_chart_svg(suite, points, metrics, gate_thresholds(gates))
+    chart_url = publish_page(storage_url, suite, "trend.svg", chart)
+    page_url = publish_page(storage_url, suite, "index.html",
+                                  suite_page(suite, points, metrics, document, chart, summary).encode("utf-8"))
+    create_markdown_artifact(key=f"goldkeeper-{slug}-trend",
+                             markdown=trend_markdown(suite, points, metrics, browser_link(chart_url), browser_link(page_url))
+                             + ("" if browser_link(page_url) else f"\nThe suite's page on storage: `{page_url}`\n"),
+                             description=f"{suite}: trend of the gated metrics")
+    return {"chart": chart_url, "page": page_url}
 
 
 def _score_in_partitions(storage_url: str, suite: str, judgments_url: str, run_url: str, partitions: int,
@@ -133,40 +269,61 @@ def evaluate(
     partitions: int = 0,
     cluster: str | None = None,
     workers: int = 2,
-) -> dict[str, Any]:
-    """Score one run of one suite and publish the report; returns the verdict and its URL.
+    queue_url: str | None = None,
+) -> State:
+    """Score one run of one suite, publish the report, show it, and end in its verdict's
+    state, whose data is the outcome (verdict, reasons, report URL, pages).
     ``retrieval`` (from the eval flow: queries, errors, budget) adds the error budget gate.
     ``partitions`` > 0 scores in that many query partitions (goldkeeper.flows.scale), on
-    threads or on Dask (``cluster``: "local" or a scheduler address): the same report."""
+    threads or on Dask (``cluster``: "local" or a scheduler address): the same report.
+    ``queue_url`` (the lifecycle's re-judgment queue) brackets each gated metric."""
     storage_url = storage_url or default_root()
     # Keyed by the inputs' content: the same judgments, run, corpus and settings again (a
-    # repeated event, a retried schedule) find the published report and do no work twice.
+    # repeated event, a retried schedule) find the published report and do no work twice;
+    # its artifacts are shown again, so a new server's UI has them too.
     key = evaluation_key(judgments=content_hash(judgments_url), run=content_hash(run_url),
                          corpus=content_hash(corpus_url) if corpus_url else None, k=k, threshold=threshold,
                          gates=gates, intervals=intervals, retrieval=retrieval)
     found = already_evaluated(storage_url, suite, key)
+    rows = run = None
     if found is not None:
-        print(f"{suite}: these inputs were evaluated already ({found['time']}): {found['verdict']}; "
-              f"report at {found['report']}")
-        return {"verdict": found["verdict"], "report_url": found["report"], "reasons": found.get("reasons", []),
-                "cached": True}
-    if partitions > 0:
-        result, validation, judgments_sha, run_sha = _score_in_partitions(
-            storage_url, suite, judgments_url, run_url, partitions, k, threshold, intervals, cluster, workers)
-        rows = load_judgments(judgments_url)[0] if corpus_url else None
+        print(f"{suite}: these inputs were evaluated already ({found['time']}); showing that report")
+        report_url, document = found["report"], read_report(found["report"])
     else:
-        rows, judgments_sha = load_judgments(judgments_url)
-        run, run_sha = load_run(run_url, max(k))
-        validation = check_judgments(rows)
-        result = score_run(rows, run, k, threshold, intervals)
-    inputs = {"judgments": {"url": judgments_url, "sha256": judgments_sha},
-              "run": {"url": run_url, "sha256": run_sha}}
-    drift = check_corpus(rows, corpus_url) if corpus_url else None
-    if corpus_url:
-        inputs["corpus"] = {"url": corpus_url}
-    report = assemble_report(result, validation, generated_at or _now(), gates, inputs, drift, retrieval)
-    report_url = publish(storage_url, suite, report.to_json_dict(), key)
-    show(suite, report, report_url)
-    print(f"{suite}: {report.verdict.status}; report at {report_url}")
-    return {"verdict": report.verdict.status, "report_url": report_url, "reasons": report.verdict.reasons,
-            "cached": False}
+        if partitions > 0:
+            result, validation, judgments_sha, run_sha = _score_in_partitions(
+                storage_url, suite, judgments_url, run_url, partitions, k, threshold, intervals, cluster, workers)
+            rows = load_judgments(judgments_url)[0] if corpus_url else None
+        else:
+            rows, judgments_sha = load_judgments(judgments_url)
+            run, run_sha = load_run(run_url, max(k))
+            validation = check_judgments(rows)
+            result = score_run(rows, run, k, threshold, intervals)
+        inputs = {"judgments": {"url": judgments_url, "sha256": judgments_sha},
+                  "run": {"url": run_url, "sha256": run_sha}}
+        drift = check_corpus(rows, corpus_url) if corpus_url else None
+        if corpus_url:
+            inputs["corpus"] = {"url": corpus_url}
+        document = assemble_report(result, validation, generated_at or _now(), gates, inputs, drift,
+                                   retrieval).to_json_dict()
+        report_url = publish(storage_url, suite, document, key)
+    history = read_suite_history(storage_url, suite)
+    metrics = gated_metrics(gates)
+    points = trend_points(history, metrics)
+    point = points[-1] if points else None
+    if point is not None and point["previous"] is not None:
+        point["previous_entry"] = history[point["previous"]]
+    items = read_queue_items(queue_url) if queue_url else []
+    queued = sum(1 for item in items if item.get("action") == "rejudge")
+    bracket = bracket_queued(rows, run, items, k, threshold, metrics, document) if queued and run is not None else None
+    attribution = None
+    if point is not None and point["judgments_changed"] and rows is not None and metrics:
+        attribution = attribute(rows, point["previous_entry"], document, metrics)
+    pages = show(suite, document, report_url, points, queued, queue_url, bracket, attribution, storage_url)
+    outcome = {"suite": suite, "verdict": document["verdict"]["status"], "message": verdict_line(document),
+               "report_url": report_url, "reasons": document["verdict"]["reasons"], "cached": found is not None,
+               "pages": pages, "bracket": bracket, "attribution": attribution}
+    tag_run(suite, outcome["verdict"])
+    announce(suite, document, outcome)
+    print(f"{suite}: {outcome['verdict']}: {outcome['message']}; report at {report_url}")
+    return verdict_state(outcome)

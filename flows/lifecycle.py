@@ -20,6 +20,7 @@ from typing import Any
 
 from prefect import flow, task
 from prefect.artifacts import create_markdown_artifact, create_progress_artifact, update_progress_artifact
+from prefect.states import State
 
 from goldkeeper.core.drift import classify, fix, rejudgment_queue
 from goldkeeper.core.judgments import dump_judgments, parse_judgments
@@ -35,7 +36,9 @@ from goldkeeper.io.storage import (
     write_judgments_version,
 )
 
-from goldkeeper.flows.evaluate import _now, evaluate
+from goldkeeper.dashboard import drift_markdown
+from goldkeeper.flows.evaluate import _now, evaluate, outcome_of, rolled_up
+from goldkeeper.flows.signals import signal
 
 __all__ = ["REINDEX_EVENT", "REINDEX_MATCH", "REINDEX_PARAMETERS", "on_reindex", "snapshot_corpus"]
 
@@ -147,8 +150,9 @@ def on_reindex(
     partitions: int = 0,
     cluster: str | None = None,
     workers: int = 2,
-) -> dict[str, Any]:
-    """The lifecycle after a re-index: [snapshot], drift, fix, queue, then evaluate each run.
+) -> State:
+    """The lifecycle after a re-index: [snapshot], drift, fix, queue, then evaluate each run;
+    Failed when an evaluation did not pass (``rolled_up``).
 
     Give ``corpus_url`` (a snapshot) or ``chunks_url`` and ``chunker`` (chunker output, which
     is snapshotted to storage first). ``partitions`` > 0 splits drift by doc_uri (and each
@@ -175,24 +179,38 @@ def on_reindex(
         version, _ = write_version(storage_url, suite, dump_judgments(fixed).encode("utf-8"), sha)
     queue_url = publish_rejudgment_queue(storage_url, suite, items, stamp)
     summary = result.summary
-    create_markdown_artifact(
-        key=f"goldkeeper-{suite_slug(suite)}-drift",
-        markdown=(f"### goldkeeper drift: {suite}\n\n| status | labels |\n|---|---:|\n"
-                  + "".join(f"| {name} | {summary[name]} |\n" for name in
-                            ("valid", "re_anchorable", "merged", "split", "orphaned"))
-                  + f"\ninvalid ratio {summary['invalid_ratio']:.4f}; re-anchored {moved}; "
-                    f"queued for a person {len(items)}" + (f" ([queue]({queue_url}))" if queue_url else "") + "\n"),
-        description=f"{suite}: drift after re-index",
-    )
-    verdicts = {}
+    queued = sum(1 for item in items if item.get("action") == "rejudge")
+    show_drift(suite, summary, moved, queued, version, queue_url)
+    signal_lifecycle(suite, summary, moved, queued, version, queue_url)
+    states = {}
     for run_url in run_urls:
         # One run keeps the suite's name; several get one each, so their histories and
         # artifacts do not overwrite each other.
         name = suite if len(run_urls) == 1 else f"{suite}-{run_url.rstrip('/').rsplit('/', 1)[-1].split('.')[0]}"
-        verdicts[run_url] = evaluate(suite=name, judgments_url=current_judgments_url(storage_url, suite),
-                                     run_url=run_url, storage_url=storage_url, k=k, gates=gates,
-                                     corpus_url=corpus_url, partitions=partitions, cluster=cluster,
-                                     workers=workers)
+        states[run_url] = evaluate(suite=name, judgments_url=current_judgments_url(storage_url, suite),
+                                   run_url=run_url, storage_url=storage_url, k=k, gates=gates,
+                                   corpus_url=corpus_url, partitions=partitions, cluster=cluster,
+                                   workers=workers, queue_url=queue_url, return_state=True)
     print(f"{suite}: {summary}; re-anchored {moved}; queued {len(items)}")
-    return {"drift": summary, "reanchored": moved, "judgments_version": version, "queue_url": queue_url,
-            "evaluations": verdicts}
+    outcome = {"suite": suite, "drift": summary, "reanchored": moved, "judgments_version": version,
+               "queue_url": queue_url, "evaluations": {url: outcome_of(state) for url, state in states.items()}}
+    return rolled_up(outcome)
+
+
+@task(timeout_seconds=60)
+def show_drift(suite: str, summary: dict[str, Any], moved: int, queued: int, version: str | None,
+               queue_url: str | None) -> None:
+    create_markdown_artifact(key=f"goldkeeper-{suite_slug(suite)}-drift",
+                             markdown=drift_markdown(suite, summary, moved, queued, version, queue_url),
+                             description=f"{suite}: drift after re-index")
+
+
+@task(timeout_seconds=60)
+def signal_lifecycle(suite: str, summary: dict[str, Any], moved: int, queued: int, version: str | None,
+                     queue_url: str | None) -> None:
+    """Events for what the re-index found: drift (always), a queue opened, a new version."""
+    signal("goldkeeper.drift.found", suite, {**summary, "reanchored": moved, "queued": queued})
+    if queued:
+        signal("goldkeeper.queue.opened", suite, {"items": queued, "queue_url": queue_url})
+    if version:
+        signal("goldkeeper.judgments.versioned", suite, {"version_url": version, "reanchored": moved})

@@ -871,8 +871,12 @@ def demo(
     except GoldkeeperError:  # a fresh root: the judgments as people made them, on the old chunks
         write_judgments_version(root, suite, (example / "judgments.jsonl").read_bytes(), None)
     runs = [str(example / "run-a.jsonl"), str(example / "run-b.jsonl")]
-    outcome = on_reindex(suite=suite, chunks_url=str(example / "chunks-v2.jsonl"), chunker="sentences/v2",
-                         run_urls=runs, storage_url=root, k=[1, 5], gates=["recall@1:0.4", "coverage:1"])
+    from goldkeeper.flows.evaluate import outcome_of
+
+    state = on_reindex(suite=suite, chunks_url=str(example / "chunks-v2.jsonl"), chunker="sentences/v2",
+                       run_urls=runs, storage_url=root, k=[1, 5], gates=["recall@1:0.4", "coverage:1"],
+                       return_state=True)
+    outcome = outcome_of(state)
     drift = outcome["drift"]
     lines = [
         "",
@@ -884,6 +888,7 @@ def demo(
     for run_url, result in outcome["evaluations"].items():
         lines.append(f"{run_url.rsplit('/', 1)[-1]}: verdict {result['verdict']}; report at {result['report_url']}")
         lines += [f"  {reason}" for reason in result["reasons"]]
+        lines.append(f"  the suite's page (trend, chart, next steps): {result['pages']['page']}")
     lines += [
         "",
         "The labels still queued score as misses until people re-judge them (`goldkeeper queue apply`,",

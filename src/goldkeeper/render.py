@@ -68,7 +68,7 @@ def _document(report) -> dict:
 def _shown(measurement: dict) -> str:
     shown = f"{measurement['value']:.4f}"
     ci = measurement.get("ci")
-    return shown if ci is None else shown + f" [{ci[0]:.3f}, {ci[1]:.3f}]"
+    return shown if ci is None else shown + f" [{ci[0]:.4f}, {ci[1]:.4f}]"
 
 
 def _metric_rows(document: dict) -> tuple[list[tuple[str, list[str]]], list[int]]:
@@ -114,8 +114,8 @@ def _strata_columns(document: dict) -> list[tuple[str, str | None]]:
 
     worst = document.get("worst_stratum") or {}
     first = worst.get("metric") or next(iter(document["metrics"]), "")
-    columns = [(first, worst.get("name"))]
     strata = document["per_stratum"]
+    columns = [(first, worst.get("name") if not _all_equal(strata, first) else None)]
     for gate in document["verdict"].get("gates") or []:
         try:
             parsed = parse_gate(gate["expression"])
@@ -123,8 +123,14 @@ def _strata_columns(document: dict) -> list[tuple[str, str | None]]:
             continue
         if parsed.kind == "worst-stratum" and parsed.metric not in dict(columns):
             lowest = worst_stratum(strata, parsed.metric)
-            columns.append((parsed.metric, lowest and lowest["name"]))
+            columns.append((parsed.metric, lowest and not _all_equal(strata, parsed.metric) and lowest["name"] or None))
     return columns
+
+
+def _all_equal(strata: dict, metric: str) -> bool:
+    """True when every scored stratum has the same value of ``metric``: none is the worst."""
+    values = {round(s["metrics"][metric]["value"], 12) for s in strata.values() if s["n"] and metric in s["metrics"]}
+    return len(values) == 1 and sum(1 for s in strata.values() if s["n"]) > 1
 
 
 def print_report(report, console: Console | None = None) -> None:

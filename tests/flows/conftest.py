@@ -94,3 +94,11 @@ def queued_suite(root: str, suite: str) -> list[dict]:
     items = rejudgment_queue(labels, classify(labels, corpus), corpus)
     publish_queue(root, suite, items, "2026-11-29T00:00:00Z")
     return items
+
+
+def finished(flow_function, **parameters) -> dict:
+    """Run a goldkeeper flow and return its outcome whatever its verdict (a FAIL evaluation
+    ends Failed, with the outcome in its state); any other failure raises."""
+    from goldkeeper.flows.evaluate import outcome_of
+
+    return outcome_of(flow_function(**parameters, return_state=True))

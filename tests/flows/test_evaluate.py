@@ -7,6 +7,8 @@ import json
 
 import pytest
 
+from goldkeeper.io.storage import read_history
+from tests.flows.conftest import finished
 from tests.conftest import FIXTURES, run_cli
 
 pytest.importorskip("prefect")
@@ -19,7 +21,7 @@ def _artifacts(keys):
     async def read():
         async with get_client() as client:
             found = await client.read_artifacts(artifact_filter=ArtifactFilter(key=ArtifactFilterKey(any_=keys)))
-            return {a.key: a for a in found}
+            return {a.key: a for a in sorted(found, key=lambda a: a.created)}  # the newest of each key
 
     return asyncio.run(read())
 
@@ -29,25 +31,27 @@ def test_evaluate_publishes_report_history_and_artifacts(prefect_server, tmp_pat
 
     root = f"file://{tmp_path}/store"
     case = FIXTURES / "basic"
-    outcome = evaluate(suite="Basic Suite", judgments_url=str(case / "judgments.jsonl"),
+    outcome = finished(evaluate, suite="Basic Suite", judgments_url=str(case / "judgments.jsonl"),
                        run_url=str(case / "run.jsonl"), storage_url=root, k=[1, 3],
                        gates=["recall@3:0.9"], generated_at="2026-11-29T12:00:00Z")
     assert outcome["verdict"] == "FAIL"
     report = json.loads(open(outcome["report_url"][len("file://"):]).read())
     assert report["metrics"]["recall@3"]["value"] == 0.5
     assert report["verdict"]["status"] == "FAIL"
-    history = (tmp_path / "store" / "history" / "basic-suite.jsonl").read_text().splitlines()
-    assert len(history) == 1 and json.loads(history[0])["verdict"] == "FAIL"
+    history = read_history(root, "Basic Suite")
+    assert len(history) == 1 and history[0]["verdict"] == "FAIL"
 
-    found = _artifacts(["goldkeeper-basic-suite-metrics", "goldkeeper-basic-suite-summary",
-                        "goldkeeper-basic-suite-report"])
-    assert set(found) == {"goldkeeper-basic-suite-metrics", "goldkeeper-basic-suite-summary",
-                          "goldkeeper-basic-suite-report"}
-    assert found["goldkeeper-basic-suite-summary"].data.startswith("### goldkeeper: FAIL")
+    keys = ["goldkeeper-basic-suite-metrics", "goldkeeper-basic-suite-summary", "goldkeeper-basic-suite-trend"]
+    found = _artifacts(keys)
+    assert set(found) == set(keys)
+    summary = found["goldkeeper-basic-suite-summary"].data
+    assert summary.startswith("### goldkeeper: FAIL")
+    # A local report is named as a path, never offered as a link a browser cannot open.
+    assert f"Full report on storage: `{outcome['report_url']}`" in summary and "](file://" not in summary
     table = found["goldkeeper-basic-suite-metrics"].data
     table = json.loads(table) if isinstance(table, str) else table
-    assert {"metric": "recall@3", "value": 0.5} .items() <= next(r for r in table if r["metric"] == "recall@3").items()
-    assert outcome["report_url"] in str(found["goldkeeper-basic-suite-report"].data)
+    assert table[0] == {"metric": "recall@3", "value": "0.5000", "interval": table[0]["interval"], "n": "2",
+                        "threshold": "0.9", "gate": "FAIL (recall@3:0.9)"}
 
 
 def test_the_same_inputs_are_evaluated_once_and_new_inputs_append_to_history(prefect_server, tmp_path):
@@ -57,19 +61,19 @@ def test_the_same_inputs_are_evaluated_once_and_new_inputs_append_to_history(pre
     case = FIXTURES / "no-positives"
     run = tmp_path / "run.jsonl"
     run.write_bytes((case / "run.jsonl").read_bytes())
-    first = evaluate(suite="np", judgments_url=str(case / "judgments.jsonl"), run_url=str(run), storage_url=root,
+    first = finished(evaluate, suite="np", judgments_url=str(case / "judgments.jsonl"), run_url=str(run), storage_url=root,
                      k=[3], generated_at="2026-11-29T12:00:00Z")
-    again = evaluate(suite="np", judgments_url=str(case / "judgments.jsonl"), run_url=str(run), storage_url=root,
+    again = finished(evaluate, suite="np", judgments_url=str(case / "judgments.jsonl"), run_url=str(run), storage_url=root,
                      k=[3], generated_at="2026-11-30T12:00:00Z")
     assert again["cached"] and again["report_url"] == first["report_url"] and again["verdict"] == first["verdict"]
     run.write_bytes(run.read_bytes().replace(b"\n", b"\n\n", 1))  # other bytes: a new evaluation
-    third = evaluate(suite="np", judgments_url=str(case / "judgments.jsonl"), run_url=str(run), storage_url=root,
+    third = finished(evaluate, suite="np", judgments_url=str(case / "judgments.jsonl"), run_url=str(run), storage_url=root,
                      k=[3], generated_at="2026-11-30T12:00:00Z")
     assert not third["cached"]
-    history = [json.loads(line) for line in (tmp_path / "store" / "history" / "np.jsonl").read_text().splitlines()]
+    history = read_history(root, "np")
     assert [h["time"] for h in history] == ["2026-11-29T12:00:00Z", "2026-11-30T12:00:00Z"]
     assert len(list((tmp_path / "store" / "reports" / "np").iterdir())) == 2
-    other_k = evaluate(suite="np", judgments_url=str(case / "judgments.jsonl"), run_url=str(run), storage_url=root,
+    other_k = finished(evaluate, suite="np", judgments_url=str(case / "judgments.jsonl"), run_url=str(run), storage_url=root,
                        k=[5], generated_at="2026-12-01T12:00:00Z")
     assert not other_k["cached"]  # settings are part of the key
 
@@ -107,7 +111,7 @@ def test_on_reindex_fixes_queues_versions_and_evaluates(prefect_server, tmp_path
     write_judgments_version(root, "refunds", original, None)
     run = tmp_path / "run.jsonl"
     run.write_text('{"query_id": "q1", "ranking": ["c1:926073213714b1c617790e335bb0fabc"]}\n')
-    outcome = on_reindex(suite="refunds", corpus_url=str(case / "corpus.json"), run_urls=[str(run)], storage_url=root,
+    outcome = finished(on_reindex, suite="refunds", corpus_url=str(case / "corpus.json"), run_urls=[str(run)], storage_url=root,
                          k=[1], gates=["drift:0.1"], **partitioned)
     assert outcome["drift"]["invalid_ratio"] == 0.75
     assert outcome["reanchored"] == 1
@@ -121,8 +125,12 @@ def test_on_reindex_fixes_queues_versions_and_evaluates(prefect_server, tmp_path
     assert evaluation["verdict"] == "FAIL"  # after the fix, half the labels still need a person
     assert "50% of judgments no longer match the live corpus" in evaluation["reasons"]
     found = _artifacts(["goldkeeper-refunds-drift", "goldkeeper-refunds-summary"])
-    assert "queued for a person 2" in found["goldkeeper-refunds-drift"].data
-    again = on_reindex(suite="refunds", corpus_url=str(case / "corpus.json"), run_urls=[str(run)],
+    drift = found["goldkeeper-refunds-drift"].data
+    assert "Of 4 labels, 1 still pointed at the text they were written for. goldkeeper re-anchored 1" in drift
+    assert "| still point at their text | 1 | 2 |" in drift and "| text split across chunks (needs a person) | 1 | 1 |" in drift
+    assert "75.0% before the fix, 50.0% after" in drift and "2 are queued for a person" in drift
+    assert "run the `goldkeeper-rejudge` flow for suite `refunds`" in drift
+    again = finished(on_reindex, suite="refunds", corpus_url=str(case / "corpus.json"), run_urls=[str(run)],
                        storage_url=root, k=[1], gates=["drift:0.1"], **partitioned)
     assert not (tmp_path / "store" / "work" / "refunds").exists() or \
         not any((tmp_path / "store" / "work" / "refunds").iterdir())  # partitions cleaned up
@@ -180,7 +188,7 @@ def test_on_reindex_from_chunker_output_snapshots_first(prefect_server, tmp_path
     chunks.write_text("".join(json.dumps({k: c[k] for k in ("doc_uri", "doc_revision", "ordinal", "text")}) + "\n"
                               for c in corpus["chunks"]))
     write_judgments_version(root, "wiki", (FIXTURES / "merge" / "judgments.jsonl").read_bytes(), None)
-    outcome = on_reindex(suite="wiki", chunks_url=str(chunks), chunker=corpus["chunker_fingerprint"], storage_url=root)
+    outcome = finished(on_reindex, suite="wiki", chunks_url=str(chunks), chunker=corpus["chunker_fingerprint"], storage_url=root)
     assert outcome["drift"]["merged"] == 2 and outcome["reanchored"] == 3
     manifests = list((tmp_path / "store" / "snapshots" / "wiki").glob("*/manifest.json"))
     assert len(manifests) == 1
@@ -189,7 +197,7 @@ def test_on_reindex_from_chunker_output_snapshots_first(prefect_server, tmp_path
     assert [c.chunk_id for c in open_corpus(str(manifests[0]))] == [c["chunk_id"] for c in corpus["chunks"]]
     # The same chunker output again: the stored snapshot is found, not rebuilt.
     before = {p.name: p.stat().st_mtime_ns for p in manifests[0].parent.iterdir()}
-    again = on_reindex(suite="wiki", chunks_url=str(chunks), chunker=corpus["chunker_fingerprint"], storage_url=root)
+    again = finished(on_reindex, suite="wiki", chunks_url=str(chunks), chunker=corpus["chunker_fingerprint"], storage_url=root)
     assert again["drift"]["valid"] == len(corpus["chunks"]) or again["reanchored"] == 0
     from prefect.client.orchestration import get_client
     from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterType
@@ -218,9 +226,11 @@ def test_eval_flow_produces_runs_per_mode_and_fails_closed_on_errors(prefect_ser
     judgments.write_text("".join(json.dumps({"query_id": f"q{i}", "query": f"find d{i}", "doc_uri": f"d{i}",
                                              "relevance": 1}) + "\n" for i in range(12)))
     root = f"file://{tmp_path}/store"
-    outcome = eval_retriever(suite="live", judgments_url=str(judgments), modes=["dense", "down"], storage_url=root,
-                             k=[1], gates=["recall@1:0.9"], intervals=False,
-                             retriever={"backend": "python", "python": "tests.flows.test_evaluate:retrieve_for_flow"})
+    state = eval_retriever(suite="live", judgments_url=str(judgments), modes=["dense", "down"], storage_url=root,
+                           k=[1], gates=["recall@1:0.9"], intervals=False, return_state=True,
+                           retriever={"backend": "python", "python": "tests.flows.test_evaluate:retrieve_for_flow"})
+    assert state.is_failed() and state.message.startswith("1 of 2 evaluation(s) did not pass: live-down FAIL")
+    outcome = state.result(raise_on_failure=False).outcome["evaluations"]
     assert outcome["dense"]["verdict"] == "PASS"
     assert outcome["down"]["verdict"] == "FAIL" and any("calls failed" in r or "every retriever call" in r
                                                         for r in outcome["down"]["reasons"])
@@ -361,7 +371,7 @@ def test_a_storage_failure_mid_lifecycle_keeps_the_previous_version_and_a_rerun_
     assert (suite_dir / "current.jsonl").read_bytes() == before  # nothing half-written
     (suite_dir / "versions").unlink()
     shutil.move(tmp_path / "versions-aside", suite_dir / "versions")
-    outcome = on_reindex(suite="wiki", corpus_url=str(FIXTURES / "merge" / "corpus.json"), storage_url=root)
+    outcome = finished(on_reindex, suite="wiki", corpus_url=str(FIXTURES / "merge" / "corpus.json"), storage_url=root)
     assert outcome["reanchored"] == 3 and outcome["judgments_version"]
     assert (suite_dir / "current.jsonl").read_bytes() != before
 
@@ -381,7 +391,7 @@ def test_two_concurrent_lifecycles_on_one_suite_lose_nothing(prefect_server, tmp
 
     def lifecycle():
         try:
-            outcomes.append(on_reindex(suite="race", corpus_url=str(FIXTURES / "merge" / "corpus.json"),
+            outcomes.append(finished(on_reindex, suite="race", corpus_url=str(FIXTURES / "merge" / "corpus.json"),
                                        storage_url=root))
         except StorageError as error:
             errors.append(str(error))

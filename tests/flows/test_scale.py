@@ -12,6 +12,7 @@ import pytest
 import goldkeeper
 from goldkeeper.core.drift import classify, fix, partition_of, rejudgment_queue
 from goldkeeper.io.snapshots import open_corpus, write_sharded_snapshot
+from tests.flows.conftest import finished
 
 pytest.importorskip("prefect_dask")
 
@@ -291,9 +292,9 @@ def test_the_evaluate_flow_in_query_partitions_publishes_the_same_report(prefect
     judgments, run = _scoring_case(tmp_path)
     root = f"file://{tmp_path}/store"
     now = "2026-11-30T00:00:00Z"
-    one = evaluate(suite="one", judgments_url=str(judgments), run_url=str(run), storage_url=root, k=[5, 10],
+    one = finished(evaluate, suite="one", judgments_url=str(judgments), run_url=str(run), storage_url=root, k=[5, 10],
                    gates=["ndcg@10:0.2"], generated_at=now)
-    parts = evaluate(suite="parts", judgments_url=str(judgments), run_url=str(run), storage_url=root, k=[5, 10],
+    parts = finished(evaluate, suite="parts", judgments_url=str(judgments), run_url=str(run), storage_url=root, k=[5, 10],
                      gates=["ndcg@10:0.2"], generated_at=now, partitions=3, cluster="local")
     assert not parts["cached"] and parts["verdict"] == one["verdict"]
     read = lambda url: json.loads(open(url[len("file://"):]).read())  # noqa: E731

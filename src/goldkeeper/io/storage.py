@@ -1,7 +1,7 @@
 """The storage layout flows publish to, on any fsspec root (spec/storage.md).
 
     <root>/reports/<suite>/<time>-<sha12>.json      the full report, written once
-    <root>/history/<suite>.jsonl                    one line per evaluation
+    <root>/history/<suite>/<time>-<sha12>.json      one entry per evaluation
     <root>/queue/<suite>/<time>.jsonl               labels that need a person
     <root>/snapshots/<corpus>/<chunker>-<sha12>/    a sharded corpus snapshot (manifest.json)
 
@@ -21,17 +21,22 @@ from goldkeeper.errors import StorageError, UsageError
 from goldkeeper.io.files import is_local, local_path, read_bytes, write_bytes_atomic
 
 __all__ = [
+    "LINK_LIFETIME_SECONDS",
+    "browser_link",
     "content_sha256",
     "current_judgments_url",
     "evaluation_key",
-    "find_evaluation",
     "default_root",
+    "find_evaluation",
+    "history_entry",
     "publish_queue",
+    "publish_page",
     "publish_report",
     "publish_sharded_snapshot",
     "read_current_judgments",
     "read_history",
     "read_latest_queue",
+    "read_queue",
     "suite_slug",
     "write_judgments_version",
 ]
@@ -72,13 +77,62 @@ def _write(url: str, data: bytes) -> None:
     write_bytes_atomic(url, data)
 
 
-def read_history(root: str, suite: str) -> list[dict[str, Any]]:
-    url = _join(root, "history", f"{suite_slug(suite)}.jsonl")
+def _list(directory: str) -> list[str]:
+    """The names in a storage directory, sorted (none when it does not exist)."""
+    import fsspec
+
     try:
-        data = read_bytes(url)
-    except StorageError:
+        fs, path = fsspec.core.url_to_fs(directory)
+        return sorted(p.rsplit("/", 1)[-1] for p in fs.ls(path, detail=False, refresh=True))
+    except (FileNotFoundError, OSError):
         return []
-    return [json.loads(line) for line in data.decode("utf-8").splitlines() if line.strip()]
+
+
+def read_history(root: str, suite: str) -> list[dict[str, Any]]:
+    """Every evaluation of the suite, oldest first: one object per evaluation under
+    history/<suite>/, and the lines of a history/<suite>.jsonl written before that layout."""
+    slug = suite_slug(suite)
+    try:
+        legacy = read_bytes(_join(root, "history", f"{slug}.jsonl")).decode("utf-8").splitlines()
+    except StorageError:
+        legacy = []
+    entries = [json.loads(line) for line in legacy if line.strip()]
+    directory = _join(root, "history", slug)
+    for name in _list(directory):
+        if name.endswith(".json"):
+            entries.append(json.loads(read_bytes(_join(directory, name))))
+    return sorted(entries, key=lambda entry: entry["time"])
+
+
+#: How long a presigned link in an artifact stays valid: a week, the span of a nightly
+#: trend a person looks back over.
+LINK_LIFETIME_SECONDS = 7 * 24 * 3600
+
+
+def browser_link(url: str, lifetime: int = LINK_LIFETIME_SECONDS) -> str | None:
+    """A link a browser can open to a stored file, or None where there is none to give: an
+    http(s) URL as it is, an object store's a presigned URL valid ``lifetime`` seconds (the
+    credentials are the flow's; the link carries a signature, never a key), a local file none
+    (a browser on another machine cannot open it; the CLI prints its path)."""
+    import fsspec
+
+    if url.startswith(("http://", "https://")):
+        return url
+    if is_local(url) or url.startswith("memory://"):
+        return None
+    fs, path = fsspec.core.url_to_fs(url)
+    try:
+        return fs.sign(path, expiration=lifetime)
+    except (NotImplementedError, AttributeError, OSError, ValueError):
+        return None
+
+
+def publish_page(root: str, suite: str, name: str, data: bytes) -> str:
+    """Write a rendered page or chart of a suite (pages/<suite>/<name>), replacing the last;
+    its URL."""
+    url = _join(root, "pages", suite_slug(suite), name)
+    _write(url, data)
+    return url
 
 
 def content_sha256(url: str) -> str:
@@ -119,26 +173,39 @@ def publish_report(root: str, suite: str, report: dict[str, Any], key: str | Non
     digest = hashlib.sha256(body).hexdigest()
     url = _join(root, "reports", slug, f"{_stamp(report['generated_at'])}-{digest[:12]}.json")
     _write(url, body)
-    line = {
-        "time": report["generated_at"],
-        "corpus_fingerprint": (report.get("corpus") or {}).get("fingerprint"),
-        "judgments_sha256": report.get("inputs", {}).get("judgments", {}).get("sha256"),
-        "run_sha256": report.get("inputs", {}).get("run", {}).get("sha256"),
-        "metrics": {name: {k: v for k, v in m.items() if k in ("value", "ci")} for name, m in report["metrics"].items()},
-        "verdict": report["verdict"]["status"],
-        "reasons": report["verdict"].get("reasons", []),
-        "report": url,
-    }
+    line = history_entry(report, url)
     if key is not None:
         line["key"] = key
-    history = _join(root, "history", f"{slug}.jsonl")
-    try:
-        existing = read_bytes(history)
-    except StorageError:
-        existing = b""
-    # Object stores cannot append: the history is rewritten whole, atomically.
-    _write(history, existing + (json.dumps(line, ensure_ascii=False) + "\n").encode("utf-8"))
+    # One object per evaluation, named by its content: concurrent publishes on one suite each
+    # write their own object, so none can overwrite another's (object stores cannot append,
+    # and a rewrite of one shared file loses the lines of a writer that raced it).
+    entry = (json.dumps(line, ensure_ascii=False, sort_keys=True) + "\n").encode("utf-8")
+    name = f"{_stamp(report['generated_at'])}-{hashlib.sha256(entry).hexdigest()[:12]}.json"
+    _write(_join(root, "history", slug, name), entry)
     return url
+
+
+def history_entry(report: dict[str, Any], report_url: str) -> dict[str, Any]:
+    """What the history keeps of a report: enough to draw a trend and tell which points
+    compare (cutoffs, threshold, metric definitions, judgments and corpus versions)."""
+    inputs = report.get("inputs", {})
+    return {
+        "time": report["generated_at"],
+        "corpus_fingerprint": (report.get("corpus") or {}).get("fingerprint"),
+        "judgments_sha256": inputs.get("judgments", {}).get("sha256"),
+        "judgments_url": inputs.get("judgments", {}).get("url"),
+        "run_sha256": inputs.get("run", {}).get("sha256"),
+        "run_url": inputs.get("run", {}).get("url"),
+        "k": report.get("k"),
+        "threshold": report.get("threshold"),
+        "tool_version": (report.get("tool") or {}).get("version"),
+        "metrics": {name: {k: v for k, v in m.items() if k in ("value", "ci")} for name, m in report["metrics"].items()},
+        "gates": [{k: v for k, v in g.items() if k in ("expression", "status", "observed", "baseline")}
+                  for g in report["verdict"].get("gates") or []],
+        "verdict": report["verdict"]["status"],
+        "reasons": report["verdict"].get("reasons", []),
+        "report": report_url,
+    }
 
 
 def publish_queue(root: str, suite: str, items: list[dict[str, Any]], generated_at: str) -> str | None:
@@ -159,20 +226,19 @@ def publish_queue(root: str, suite: str, items: list[dict[str, Any]], generated_
     return url
 
 
+def read_queue(url: str) -> list[dict[str, Any]]:
+    """A re-judgment queue's items."""
+    return [json.loads(line) for line in read_bytes(url).decode("utf-8").splitlines() if line.strip()]
+
+
 def read_latest_queue(root: str, suite: str) -> tuple[str, list[dict[str, Any]]]:
     """The suite's newest re-judgment queue (queue/<suite>/<time>.jsonl) and its items."""
-    import fsspec
-
     directory = _join(root, "queue", suite_slug(suite))
-    try:
-        fs, path = fsspec.core.url_to_fs(directory)
-        names = sorted(p for p in fs.ls(path, detail=False) if p.endswith(".jsonl"))
-    except (FileNotFoundError, OSError):
-        names = []
+    names = [name for name in _list(directory) if name.endswith(".jsonl")]
     if not names:
         raise StorageError(directory, "holds no re-judgment queue", hint="run on_reindex or drift --queue first")
-    url = _join(directory, names[-1].rsplit("/", 1)[-1])
-    return url, [json.loads(line) for line in read_bytes(url).decode("utf-8").splitlines() if line.strip()]
+    url = _join(directory, names[-1])
+    return url, read_queue(url)
 
 
 def current_judgments_url(root: str, suite: str) -> str:

@@ -1,0 +1,367 @@
+"""What an ops person sees of a suite on the Prefect UI and on its HTML page: the verdict in
+one line, the gated metrics against their thresholds, the drift in words, the trend as a
+table and a chart, and what to do next.
+
+Values are shown at 4 decimals, intervals too; a link is one a browser can open or none at
+all (a local path is shown as text). Everything here renders values it is given: the flows
+fetch, score and publish.
+"""
+
+from __future__ import annotations
+
+import html
+import io
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from goldkeeper.core.gates import parse_gate
+from goldkeeper.core.trend import gate_thresholds, gated_metrics
+from goldkeeper.render import report_markdown
+
+__all__ = [
+    "drift_markdown",
+    "metric_rows",
+    "suite_page",
+    "summary_markdown",
+    "trend_chart_svg",
+    "trend_markdown",
+    "verdict_line",
+]
+
+#: The longest state message: Prefect shows it on the run page and in lists.
+_MESSAGE_CHARS = 240
+
+
+def _f(value: float | None) -> str:
+    return "" if value is None else f"{value:.4f}"
+
+
+def _interval(measurement: Mapping[str, Any] | None) -> str:
+    ci = (measurement or {}).get("ci")
+    return "" if not ci else f"[{ci[0]:.4f}, {ci[1]:.4f}]"
+
+
+def _gates(document: Mapping[str, Any]) -> list[dict[str, Any]]:
+    return list(document["verdict"].get("gates") or [])
+
+
+def verdict_line(document: Mapping[str, Any]) -> str:
+    """The verdict in one line: why it did not pass (the failing and undecided gates'
+    reasons, else the first reason), or that every gate passed."""
+    verdict = document["verdict"]
+    gates = _gates(document)
+    reasons = list(verdict.get("reasons") or [])
+    if verdict["status"] == "PASS":
+        line = f"PASS: {len(gates)} gate(s) passed" if gates else "PASS: no gate failed"
+    else:
+        open_gates = sum(1 for gate in gates if gate["status"] != "PASS")
+        shown = reasons[-open_gates:] if open_gates and len(reasons) >= open_gates else reasons[:1]
+        line = "; ".join(shown) or verdict["status"]
+    return line if len(line) <= _MESSAGE_CHARS else line[: _MESSAGE_CHARS - 3] + "..."
+
+
+def metric_rows(document: Mapping[str, Any]) -> list[dict[str, str]]:
+    """The overall metrics as table rows for people: the gated ones first, each with its
+    interval, its threshold and whether its gates passed; values at 4 decimals."""
+    gates = _gates(document)
+    by_metric: dict[str, list[dict[str, Any]]] = {}
+    for gate in gates:
+        try:
+            parsed = parse_gate(gate["expression"])
+        except ValueError:
+            continue
+        by_metric.setdefault(parsed.metric, []).append(gate)
+    floors = gate_thresholds([g["expression"] for g in gates])
+    metrics = document["metrics"]
+    order = [m for m in metrics if m in by_metric] + [m for m in metrics if m not in by_metric]
+    rows = []
+    for metric in order:
+        measurement = metrics[metric]
+        gated = by_metric.get(metric, [])
+        rows.append({
+            "metric": metric,
+            "value": _f(measurement["value"]),
+            "interval": _interval(measurement),
+            "n": "" if measurement.get("n") is None else str(measurement["n"]),
+            "threshold": "" if metric not in floors else f"{floors[metric]:g}",
+            "gate": ", ".join(f"{g['status']} ({g['expression']})" for g in gated),
+        })
+    return rows
+
+
+def _table(header: Sequence[str], rows: Sequence[Sequence[str]], right: Sequence[bool] | None = None) -> list[str]:
+    right = right or [False] * len(header)
+    return ["| " + " | ".join(header) + " |", "|" + "|".join("---:" if r else "---" for r in right) + "|",
+            *("| " + " | ".join(str(cell) for cell in row) + " |" for row in rows)]
+
+
+def drift_markdown(suite: str, summary: Mapping[str, Any], reanchored: int, queued: int,
+                   version: str | None, queue_location: str | None) -> str:
+    """The drift after a re-index, before and after the fix, in words."""
+    total = sum(summary[name] for name in ("valid", "re_anchorable", "merged", "split", "orphaned"))
+    after_valid = summary["valid"] + reanchored
+    rows = [
+        ("still point at their text", summary["valid"], after_valid),
+        ("text moved to another chunk (fixed)", summary["re_anchorable"] + summary["merged"],
+         summary["re_anchorable"] + summary["merged"] - reanchored),
+        ("text split across chunks (needs a person)", summary["split"], summary["split"]),
+        ("text gone or edited (needs a person)", summary["orphaned"], summary["orphaned"]),
+    ]
+    stale_after = total - after_valid
+    lines = [f"### Drift after the re-index: {suite}", "",
+             f"Of {total} labels, {summary['valid']} still pointed at the text they were written for. "
+             f"goldkeeper re-anchored {reanchored}"
+             + (f" in a new judgments version (`{version}`)" if version else "")
+             + f"; {queued} are queued for a person and count as misses until answered.", "",
+             *_table(["labels", "before the fix", "after the fix"], [(r[0], r[1], r[2]) for r in rows], [False, True, True]),
+             "",
+             f"Labels that no longer match the live corpus: {summary['invalid_ratio']:.1%} before the fix, "
+             f"{(stale_after / total if total else 0):.1%} after.", ""]
+    lines += _next_steps(suite, queued, queue_location, [], None)
+    return "\n".join(lines).rstrip("\n") + "\n"
+
+
+def _queue_step(suite: str, queued: int, queue_location: str | None) -> str:
+    where = f" (`{queue_location}`)" if queue_location else ""
+    return (f"Re-judge the {queued} queued label(s){where}: run the `goldkeeper-rejudge` flow for suite "
+            f"`{suite}` from the Prefect UI and answer its form, or `goldkeeper queue apply` with a file of answers. "
+            "Until then they score as misses.")
+
+
+def _next_steps(suite: str, queued: int, queue_location: str | None, steps: list[str], document: Mapping[str, Any] | None,
+                ) -> list[str]:
+    found = []
+    if queued:
+        found.append(_queue_step(suite, queued, queue_location))
+    found += steps
+    if document is not None:
+        missing = document.get("missing_queries") or []
+        if missing:
+            found.append(f"{len(missing)} judged query(ies) had no run entry and scored zero "
+                         f"(e.g. `{missing[0]}`): check that the retriever answers every query of the suite.")
+        status = document["verdict"]["status"]
+        if status == "FAIL" and not found:
+            found.append("A gate failed: compare this run with the last passing one (`goldkeeper compare`) "
+                         "before changing the retriever or the gate.")
+        if status == "INDETERMINATE":
+            found.append("The verdict is undecided: the query set cannot settle a gate. `goldkeeper power` "
+                         "says how many queries would.")
+    if not found:
+        found.append("Nothing to do: every gate passed and no label waits for a person.")
+    return ["#### Next steps", "", *(f"{n}. {step}" for n, step in enumerate(found, 1)), ""]
+
+
+def summary_markdown(
+    suite: str,
+    document: Mapping[str, Any],
+    *,
+    report_link: str | None,
+    report_location: str,
+    queued: int = 0,
+    queue_location: str | None = None,
+    bracket: Mapping[str, Mapping[str, float]] | None = None,
+    point: Mapping[str, Any] | None = None,
+    attribution: Mapping[str, Any] | None = None,
+) -> str:
+    """The verdict, the metrics, and what follows: the bracket of each gated metric while
+    labels are queued, the change since the last comparable evaluation (attributed to labels
+    and retriever when the judgments changed), and the next steps."""
+    lines = [report_markdown(dict(document)).rstrip("\n"), ""]
+    gated = gated_metrics([g["expression"] for g in _gates(document)])
+    steps: list[str] = []
+    if bracket:
+        lines += ["#### What the queued labels can explain", "",
+                  f"{queued} label(s) wait for a person and score as misses. Each gated metric as scored, "
+                  "and as it would be if every queued label were found (at the top of its query's ranking):", "",
+                  *_table(["metric", "scored", "if every queued label is found", "at most explained"],
+                          [(m, _f(b["scored"]), _f(b["found"]), _f(b["found"] - b["scored"])) for m, b in bracket.items()],
+                          [False, True, True, True]), ""]
+    if point is not None and point.get("previous") is not None:
+        rows = []
+        for metric in gated:
+            change = point["delta"].get(metric)
+            rows.append((metric, "" if change is None else f"{change:+.4f}"))
+        marks = [name for flag, name in ((point.get("judgments_changed"), "the judgments"),
+                                         (point.get("corpus_changed"), "the corpus")) if flag]
+        lines += ["#### Since the last comparable evaluation", ""]
+        if marks:
+            lines += [f"**{' and '.join(marks).capitalize()} changed** since then: not all of the change is the retriever's.", ""]
+        if rows:
+            lines += [*_table(["metric", "change"], rows, [False, True]), ""]
+        drops = _drops(point, gated)
+        steps += [f"{metric} fell {abs(point['delta'][metric]):.4f}, beyond the previous evaluation's interval: "
+                  "compare the two runs (`goldkeeper compare`) to see which queries moved." for metric in drops]
+    if attribution:
+        if attribution.get("metrics"):
+            lines += ["#### Labels or retriever?", "",
+                      "The previous run scored again on the new judgments splits each change "
+                      "(spec/trend.md):", "",
+                      *_table(["metric", "change", "from the labels", "from the retriever"],
+                              [(m, f"{a['change']:+.4f}", f"{a['labels']:+.4f}", f"{a['retriever']:+.4f}")
+                               for m, a in attribution["metrics"].items()], [False, True, True, True]), ""]
+        elif attribution.get("note"):
+            lines += [f"Not attributed to labels or retriever: {attribution['note']}.", ""]
+    lines += _next_steps(suite, queued, queue_location, steps, document)
+    lines.append(f"Full report: [open it]({report_link})" if report_link
+                 else f"Full report on storage: `{report_location}`")
+    return "\n".join(lines).rstrip("\n") + "\n"
+
+
+def _drops(point: Mapping[str, Any], metrics: Sequence[str]) -> list[str]:
+    """Metrics whose value fell below the lower end of its previous interval."""
+    previous = point.get("previous_entry") or {}
+    found = []
+    for metric in metrics:
+        before = (previous.get("metrics") or {}).get(metric)
+        now = (point.get("metrics") or {}).get(metric)
+        if before and now and before.get("ci") and now["value"] < before["ci"][0]:
+            found.append(metric)
+    return found
+
+
+def _comparable(points: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """The points computed like the latest (same cutoffs and threshold), oldest first."""
+    if not points:
+        return []
+    latest = points[-1]
+    return [p for p in points if p.get("k") == latest.get("k") and p.get("threshold") == latest.get("threshold")]
+
+
+def trend_markdown(suite: str, points: Sequence[Mapping[str, Any]], metrics: Sequence[str],
+                   chart_link: str | None = None, page_link: str | None = None) -> str:
+    """The suite's history as a table, newest first: each evaluation's time, judgments and
+    corpus versions (a change marked), the gated metrics with intervals and the change from
+    the previous comparable point, and the verdict."""
+    shown = list(reversed(points))
+    header = ["time", "judgments", "corpus", *metrics, "verdict"]
+    rows = []
+    for point in shown:
+        judgments = (point.get("judgments_sha256") or "")[:8] + (" (changed)" if point.get("judgments_changed") else "")
+        corpus = (point.get("corpus_fingerprint") or "")[:18] + (" (changed)" if point.get("corpus_changed") else "")
+        cells = []
+        for metric in metrics:
+            measurement = (point.get("metrics") or {}).get(metric)
+            if measurement is None:
+                cells.append("")
+                continue
+            change = point["delta"].get(metric)
+            cells.append(f"{measurement['value']:.4f} {_interval(measurement)}"
+                         + ("" if change is None else f" ({change:+.4f})"))
+        rows.append((point["time"], f"`{judgments}`" if judgments else "", corpus, *cells, f"**{point['verdict']}**"))
+    lines = [f"### Trend: {suite}", "",
+             f"{len(points)} evaluation(s). A change is shown against the previous evaluation with the same "
+             "cutoffs and threshold; \"(changed)\" marks new judgments or a new corpus since it.", "",
+             *_table(header, rows, [False, False, False, *[True] * len(metrics), False]), ""]
+    if chart_link:
+        lines.append(f"[Chart of the gated metrics]({chart_link})")
+    if page_link:
+        lines.append(f"[The suite's page]({page_link})")
+    return "\n".join(lines).rstrip("\n") + "\n"
+
+
+def trend_chart_svg(suite: str, points: Sequence[Mapping[str, Any]], metrics: Sequence[str],
+                    thresholds: Mapping[str, float]) -> bytes:
+    """The gated metrics over the evaluations computed like the latest, as an SVG: a line per
+    metric with its interval as a band, each threshold as a dashed line, and a dotted
+    vertical line where the judgments or the corpus changed (matplotlib)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from matplotlib.figure import Figure
+
+    drawn = _comparable(points)
+    figure = Figure(figsize=(8, 4), dpi=100)
+    axes = figure.add_subplot()
+    x = list(range(len(drawn)))
+    colours = matplotlib.colormaps["tab10"]
+    for n, metric in enumerate(metrics):
+        colour = colours(n % 10)
+        values = [((p.get("metrics") or {}).get(metric) or {}) for p in drawn]
+        xs = [i for i, v in zip(x, values) if "value" in v]
+        axes.plot(xs, [values[i]["value"] for i in xs], marker="o", color=colour, label=metric, gid=f"line-{metric}")
+        banded = [i for i in xs if values[i].get("ci")]
+        if banded:
+            axes.fill_between(banded, [values[i]["ci"][0] for i in banded], [values[i]["ci"][1] for i in banded],
+                              color=colour, alpha=0.18, linewidth=0)
+        if metric in thresholds:
+            axes.axhline(thresholds[metric], color=colour, linestyle="--", linewidth=1,
+                         label=f"{metric} threshold {thresholds[metric]:g}")
+    for i, point in enumerate(drawn):
+        if point.get("judgments_changed") or point.get("corpus_changed"):
+            what = "judgments" if point.get("judgments_changed") else "corpus"
+            axes.axvline(i - 0.5, color="grey", linestyle=":", linewidth=1)
+            axes.annotate(f"new {what}", (i - 0.5, 1.02), fontsize=8, color="grey", ha="center")
+    axes.set_xticks(x, [p["time"][:16].replace("T", "\n") for p in drawn], fontsize=7)
+    axes.set_ylim(0, 1.08)
+    axes.set_ylabel("value (band: interval)")
+    axes.set_title(f"{suite}: gated metrics", fontsize=10)
+    axes.grid(axis="y", alpha=0.3)
+    if metrics:
+        axes.legend(fontsize=7, loc="lower left")
+    figure.tight_layout()
+    out = io.BytesIO()
+    figure.savefig(out, format="svg", metadata={"Date": None})
+    return out.getvalue()
+
+
+def suite_page(suite: str, points: Sequence[Mapping[str, Any]], metrics: Sequence[str], document: Mapping[str, Any],
+               chart_svg: bytes, summary: str) -> str:
+    """The suite's static HTML page: the verdict, the chart, the trend table, the latest
+    report's metrics and strata, and the next steps. Self-contained (the chart inline), so it
+    opens from any storage a browser reaches."""
+    from jinja2 import Environment
+
+    environment = Environment(autoescape=True)
+    page = environment.from_string(_PAGE)
+    strata = []
+    for name, stratum in (document.get("per_stratum") or {}).items():
+        strata.append({"name": name, "n": stratum["n"],
+                       "cells": [_f((stratum["metrics"].get(m) or {}).get("value")) if stratum["n"] else "not scored"
+                                  for m in metrics]})
+    trend_rows = []
+    for point in reversed(points):
+        cells = []
+        for metric in metrics:
+            measurement = (point.get("metrics") or {}).get(metric)
+            change = point["delta"].get(metric)
+            cells.append("" if measurement is None else f"{measurement['value']:.4f} {_interval(measurement)}"
+                         + ("" if change is None else f" ({change:+.4f})"))
+        trend_rows.append({"time": point["time"], "verdict": point["verdict"], "cells": cells,
+                           "judgments": (point.get("judgments_sha256") or "")[:8],
+                           "marks": [w for f, w in ((point.get("judgments_changed"), "new judgments"),
+                                                    (point.get("corpus_changed"), "new corpus")) if f]})
+    steps = summary.split("#### Next steps", 1)[1].strip().splitlines() if "#### Next steps" in summary else []
+    return page.render(
+        suite=suite, verdict=document["verdict"]["status"], line=verdict_line(document),
+        generated_at=document["generated_at"], chart=chart_svg.decode("utf-8").split("?>", 1)[-1],
+        metrics=metrics, trend=trend_rows, rows=metric_rows(document), strata=strata,
+        steps=[s.split(". ", 1)[-1] for s in steps if s[:1].isdigit()], escape=html.escape)
+
+
+_PAGE = """<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>goldkeeper: {{ suite }}</title>
+<style>
+body{font-family:system-ui,sans-serif;margin:2rem auto;max-width:64rem;color:#1d2330}
+.verdict{display:inline-block;padding:.2rem .6rem;border-radius:.3rem;color:#fff;font-weight:600}
+.PASS{background:#1f883d}.FAIL{background:#cf222e}.INDETERMINATE{background:#9a6700}
+table{border-collapse:collapse;margin:.5rem 0 1.5rem}td,th{border-bottom:1px solid #d0d7de;padding:.3rem .6rem;text-align:left}
+td.num{text-align:right;font-variant-numeric:tabular-nums}.mark{color:#9a6700;font-size:.85em}
+</style></head><body>
+<h1>goldkeeper: {{ suite }}</h1>
+<p><span class="verdict {{ verdict }}" id="verdict">{{ verdict }}</span> {{ line }} <small>({{ generated_at }})</small></p>
+<h2>Next steps</h2>
+<ol id="next-steps">{% for step in steps %}<li>{{ step }}</li>{% endfor %}</ol>
+<h2>Trend</h2>
+<figure id="chart">{{ chart | safe }}</figure>
+<table id="trend"><tr><th>time</th><th>judgments</th>{% for m in metrics %}<th>{{ m }}</th>{% endfor %}<th>verdict</th></tr>
+{% for row in trend %}<tr><td>{{ row.time }}</td><td><code>{{ row.judgments }}</code>{% for mark in row.marks %} <span class="mark">{{ mark }}</span>{% endfor %}</td>
+{% for cell in row.cells %}<td class="num">{{ cell }}</td>{% endfor %}<td>{{ row.verdict }}</td></tr>{% endfor %}</table>
+<h2>Latest report</h2>
+<table id="metrics"><tr><th>metric</th><th>value</th><th>interval</th><th>n</th><th>threshold</th><th>gate</th></tr>
+{% for r in rows %}<tr><td>{{ r.metric }}</td><td class="num">{{ r.value }}</td><td class="num">{{ r.interval }}</td>
+<td class="num">{{ r.n }}</td><td class="num">{{ r.threshold }}</td><td>{{ r.gate }}</td></tr>{% endfor %}</table>
+{% if strata %}<h2>Strata</h2>
+<table id="strata"><tr><th>stratum</th><th>n</th>{% for m in metrics %}<th>{{ m }}</th>{% endfor %}</tr>
+{% for s in strata %}<tr><td>{{ s.name }}</td><td class="num">{{ s.n }}</td>{% for v in s.cells %}<td class="num">{{ v }}</td>{% endfor %}</tr>{% endfor %}</table>{% endif %}
+</body></html>
+"""
