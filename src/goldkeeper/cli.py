@@ -809,6 +809,27 @@ def emit_reindex(
 
 
 @app.command()
+def alert(
+    webhook: Annotated[str, typer.Option("--webhook", help="The URL to post to (a Slack or Teams incoming webhook, or any HTTP endpoint).")],
+    suite: Annotated[list[str], typer.Option("--suite", help="Only this suite (repeatable; default: every suite).")] = [],  # noqa: B006
+) -> None:
+    """Create the Prefect automation that posts to a webhook when an evaluation fails or
+    cannot decide (goldkeeper.evaluation.failed / .indeterminate); run again to replace it."""
+    if not webhook.startswith(("http://", "https://")):
+        raise UsageError(f"--webhook: an http(s) URL, got '{webhook}'")
+    _quiet_prefect()
+    from prefect.settings import PREFECT_API_URL
+
+    if not PREFECT_API_URL.value():
+        raise UsageError("no Prefect server is configured: set PREFECT_API_URL (the automation would go nowhere)")
+    from goldkeeper.flows.alerts import ALERT_NAME, create_alert
+
+    automation = create_alert(webhook, suite or None)
+    sys.stdout.write(f"created automation '{ALERT_NAME}' ({automation}): evaluations of "
+                     f"{', '.join(suite) if suite else 'every suite'} that do not pass post to {webhook}\n")
+
+
+@app.command()
 def serve(
     storage: Annotated[Optional[str], typer.Option("--storage", help="Storage root URL for the flows (default: ./.goldkeeper).")] = None,
     k: Annotated[list[str], typer.Option("-k", "--k", help="Cutoffs for the runs the lifecycle scores.")] = [],  # noqa: B006

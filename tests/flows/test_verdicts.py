@@ -169,3 +169,48 @@ def test_points_with_other_cutoffs_are_not_compared(prefect_server, tmp_path):
 
     points = trend_points(read_history(root, "cuts"), ["recall@3"])
     assert [p["previous"] for p in points] == [None, None] and outcome["verdict"] == "PASS"
+
+
+def test_the_shipped_alert_automation_posts_to_a_webhook_when_an_evaluation_fails(prefect_server, tmp_path):
+    """`goldkeeper alert --webhook` on a real server; a FAIL evaluation of the named suite
+    makes the server's automation post the suite, verdict and reason to a loopback receiver,
+    and a PASS of it posts nothing."""
+    import http.server
+    import threading
+
+    from goldkeeper.flows.evaluate import evaluate
+    from tests.conftest import run_cli
+    from tests.flows.conftest import finished
+
+    received: list[dict] = []
+
+    class Hook(http.server.BaseHTTPRequestHandler):
+        def do_POST(self):  # noqa: N802 - the handler's name
+            received.append(json.loads(self.rfile.read(int(self.headers["Content-Length"]))))
+            self.send_response(200)
+            self.end_headers()
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.HTTPServer(("127.0.0.1", 0), Hook)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        made = run_cli("alert", "--webhook", f"http://127.0.0.1:{server.server_port}/hook", "--suite", "Alerted")
+        assert made.code == 0, made.stderr
+        assert "evaluations of Alerted that do not pass post to http://127.0.0.1:" in made.stdout
+        time.sleep(5)  # the server loads new automations into its trigger service periodically
+        case = FIXTURES / "basic"
+        common = dict(suite="Alerted", judgments_url=str(case / "judgments.jsonl"), run_url=str(case / "run.jsonl"),
+                      storage_url=f"file://{tmp_path}/store", k=[1, 3])
+        finished(evaluate, **common, gates=["recall@3:0.25"])
+        outcome = finished(evaluate, **common, gates=["recall@3:0.9"])
+        deadline = time.monotonic() + 90
+        while not received and time.monotonic() < deadline:
+            time.sleep(1)
+        assert received, "the automation did not fire"
+        (post,) = received
+        assert post["subject"] == "goldkeeper: Alerted is FAIL"
+        assert post["text"].startswith("Alerted: FAIL: recall@3 is 0.5000, below 0.9\nreport: " + outcome["report_url"])
+    finally:
+        server.shutdown()
