@@ -10,12 +10,13 @@ writing storage do.
 
 from __future__ import annotations
 
+import logging
 import os
 import uuid
 from datetime import datetime, timezone
 from typing import Any
 
-from prefect import flow, task
+from prefect import flow, get_run_logger, task
 from prefect.artifacts import create_markdown_artifact, create_table_artifact
 from prefect.states import Completed, Failed, State
 
@@ -325,5 +326,7 @@ def evaluate(
                "pages": pages, "bracket": bracket, "attribution": attribution}
     tag_run(suite, outcome["verdict"])
     announce(suite, document, outcome)
-    print(f"{suite}: {outcome['verdict']}: {outcome['message']}; report at {report_url}")
+    # The verdict in the run's log at the level it deserves, so the Logs tab says it in red.
+    level = {"PASS": logging.INFO, "INDETERMINATE": logging.WARNING, "FAIL": logging.ERROR}[outcome["verdict"]]
+    get_run_logger().log(level, f"{suite}: {outcome['verdict']}: {outcome['message']}; report at {report_url}")
     return verdict_state(outcome)

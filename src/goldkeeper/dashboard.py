@@ -335,7 +335,15 @@ def suite_page(suite: str, points: Sequence[Mapping[str, Any]], metrics: Sequenc
         suite=suite, verdict=document["verdict"]["status"], line=verdict_line(document),
         generated_at=document["generated_at"], chart=chart_svg.decode("utf-8").split("?>", 1)[-1],
         metrics=metrics, trend=trend_rows, rows=metric_rows(document), strata=strata,
-        steps=[s.split(". ", 1)[-1] for s in steps if s[:1].isdigit()], escape=html.escape)
+        steps=[_code(s.split(". ", 1)[-1]) for s in steps if s[:1].isdigit()])
+
+
+def _code(text: str):
+    """A markdown line's `code` spans as <code>, everything else escaped."""
+    from markupsafe import Markup
+
+    parts = html.escape(text).split("`")
+    return Markup("".join(f"<code>{part}</code>" if n % 2 else part for n, part in enumerate(parts)))
 
 
 _PAGE = """<!doctype html>
