@@ -40,7 +40,7 @@ from goldkeeper.dashboard import drift_markdown
 from goldkeeper.flows.evaluate import _now, evaluate, outcome_of, rolled_up
 from goldkeeper.flows.signals import signal
 
-__all__ = ["REINDEX_EVENT", "REINDEX_MATCH", "REINDEX_PARAMETERS", "on_reindex", "snapshot_corpus"]
+__all__ = ["REINDEX_EVENT", "REINDEX_MATCH", "REINDEX_PARAMETERS", "evaluation_suite", "on_reindex", "snapshot_corpus"]
 
 #: What an indexing pipeline emits after a re-index (``goldkeeper emit-reindex`` does it too),
 #: about the resource ``goldkeeper.corpus.<name>``.
@@ -184,17 +184,21 @@ def on_reindex(
     signal_lifecycle(suite, summary, moved, queued, version, queue_url)
     states = {}
     for run_url in run_urls:
-        # One run keeps the suite's name; several get one each, so their histories and
-        # artifacts do not overwrite each other.
-        name = suite if len(run_urls) == 1 else f"{suite}-{run_url.rstrip('/').rsplit('/', 1)[-1].split('.')[0]}"
-        states[run_url] = evaluate(suite=name, judgments_url=current_judgments_url(storage_url, suite),
+        states[run_url] = evaluate(suite=evaluation_suite(suite, run_url, run_urls), judgments_url=current_judgments_url(storage_url, suite),
                                    run_url=run_url, storage_url=storage_url, k=k, gates=gates,
                                    corpus_url=corpus_url, partitions=partitions, cluster=cluster,
                                    workers=workers, queue_url=queue_url, return_state=True)
     print(f"{suite}: {summary}; re-anchored {moved}; queued {len(items)}")
-    outcome = {"suite": suite, "drift": summary, "reanchored": moved, "judgments_version": version,
+    outcome = {"suite": suite, "corpus_url": corpus_url, "drift": summary, "reanchored": moved, "judgments_version": version,
                "queue_url": queue_url, "evaluations": {url: outcome_of(state) for url, state in states.items()}}
     return rolled_up(outcome)
+
+
+def evaluation_suite(suite: str, run_url: str, run_urls: list[str]) -> str:
+    """The suite an evaluation of one of the lifecycle's runs publishes under: one run keeps
+    the suite's name; several get one each (``<suite>-<run file stem>``), so their histories
+    and artifacts do not overwrite each other."""
+    return suite if len(run_urls) == 1 else f"{suite}-{run_url.rstrip('/').rsplit('/', 1)[-1].split('.')[0]}"
 
 
 @task(timeout_seconds=60)

@@ -898,6 +898,7 @@ def demo(
                        run_urls=runs, storage_url=root, k=[1, 5], gates=["recall@1:0.4", "coverage:1"],
                        return_state=True)
     outcome = outcome_of(state)
+    rejudged = _demo_rejudgment(root, suite, outcome, example, runs)
     drift = outcome["drift"]
     lines = [
         "",
@@ -909,15 +910,65 @@ def demo(
     for run_url, result in outcome["evaluations"].items():
         lines.append(f"{run_url.rsplit('/', 1)[-1]}: verdict {result['verdict']}; report at {result['report_url']}")
         lines += [f"  {reason}" for reason in result["reasons"]]
+        for metric, bracket in (result.get("bracket") or {}).items():
+            lines.append(f"  {metric} {bracket['scored']:.4f} as scored, {bracket['found']:.4f} if every queued label "
+                         "is found: the most the stale labels can explain")
         lines.append(f"  the suite's page (trend, chart, next steps): {result['pages']['page']}")
+    if rejudged is not None:
+        lines += ["", f"a reviewer's answers ({rejudged['applied']}) made a new judgments version; "
+                      "each run evaluated again on it:"]
+        for name, result in rejudged["evaluations"].items():
+            lines.append(f"{name}: verdict {result['verdict']}" + (f": {result['message']}" if result["verdict"] != "PASS" else ""))
+            for metric, split in ((result.get("attribution") or {}).get("metrics") or {}).items():
+                lines.append(f"  {metric} changed {split['change']:+.4f}: {split['labels']:+.4f} from the labels, "
+                             f"{split['retriever']:+.4f} from the retriever")
     lines += [
         "",
-        "The labels still queued score as misses until people re-judge them (`goldkeeper queue apply`,",
-        "or the rejudge flow). To browse the artifacts in the Prefect UI: run `prefect server start`,",
-        "then `PREFECT_API_URL=http://127.0.0.1:4200/api goldkeeper demo`, and open",
-        "http://127.0.0.1:4200/artifacts.",
+        "Labels still queued score as misses until people re-judge them (the rejudge flow, or",
+        "`goldkeeper queue apply`). Each suite's page above shows its trend, chart and next steps.",
+        "To see it all in the Prefect UI: run `prefect server start`, then, in another shell,",
+        "`PREFECT_API_URL=http://127.0.0.1:4200/api goldkeeper demo --storage file://$PWD/.goldkeeper-ui`",
+        "and open http://127.0.0.1:4200/runs and http://127.0.0.1:4200/artifacts.",
     ]
     sys.stdout.write("\n".join(lines) + "\n")
+
+
+def _demo_rejudgment(root: str, suite: str, outcome: dict[str, Any], example: Any, runs: list[str]) -> dict[str, Any] | None:
+    """The demo's second day: a reviewer's answers to the queue (shipped with the example,
+    answers.jsonl) merged into a new judgments version as `queue apply` does, and each run
+    evaluated again on it, so every suite's trend has a judgments change to attribute. Once
+    applied, nothing is done again."""
+    from goldkeeper.core.judgments import decode_jsonl, dump_judgments, parse_judgments
+    from goldkeeper.core.rejudge import apply_answers, check_answers
+    from goldkeeper.flows.evaluate import evaluate, outcome_of
+    from goldkeeper.flows.lifecycle import evaluation_suite
+    from goldkeeper.io.snapshots import open_corpus
+    from goldkeeper.io.storage import current_judgments_url, read_current_judgments, read_queue, write_judgments_version
+
+    if not outcome["queue_url"]:
+        return None
+    items = {item["item_id"]: item for item in read_queue(outcome["queue_url"])}
+    source = "answers.jsonl (the demo's reviewer)"
+    answers = [(n, a) for n, a in decode_jsonl((example / "answers.jsonl").read_bytes().splitlines(), source)
+               if a["item_id"] in items]
+    if not answers:
+        return None
+    data, sha = read_current_judgments(root, suite)
+    snapshot = open_corpus(outcome["corpus_url"])
+    wanted = {a["chunk_id"] for _, a in answers}
+    live = {chunk.chunk_id: chunk for chunk in snapshot if chunk.chunk_id in wanted}
+    applied = apply_answers(parse_judgments(data), check_answers(answers, items, live, source), items, live,
+                            snapshot.corpus_fingerprint, source)
+    if not (applied.replaced or applied.removed):
+        return None
+    write_judgments_version(root, suite, dump_judgments(applied.judgments).encode("utf-8"), sha)
+    evaluations = {}
+    for run_url in runs:
+        name = evaluation_suite(suite, run_url, runs)
+        evaluations[name] = outcome_of(evaluate(
+            suite=name, judgments_url=current_judgments_url(root, suite), run_url=run_url, storage_url=root,
+            k=[1, 5], gates=["recall@1:0.4", "coverage:1"], corpus_url=outcome["corpus_url"], return_state=True))
+    return {"applied": f"{applied.replaced} label(s) re-judged", "evaluations": evaluations}
 
 
 @app.command()

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
+from pathlib import Path
 
 import pytest
 
+import goldkeeper
 from goldkeeper.io.storage import read_history
 from tests.flows.conftest import finished
 from tests.conftest import FIXTURES, run_cli
@@ -90,14 +93,33 @@ def test_goldkeeper_demo_runs_the_whole_lifecycle_end_to_end(tmp_path, monkeypat
     assert "re-anchored 5 label(s)" in out and "queued for people: file://" in out
     assert "run-a.jsonl: verdict PASS" in out and "run-b.jsonl: verdict FAIL" in out
     assert "recall@1 is 0.2000, below 0.4" in out and "http://127.0.0.1:4200/artifacts" in out
+    # The bracket by hand: with each queued (SPLIT, ORPHANED) label put first in its query's
+    # ranking, recall@1 of run-b over the fixed judgments (one label a query).
+    example = Path(goldkeeper.__file__).parent / "examples" / "lifecycle"
+    version = re.search(r"new judgments version: file://(\S+)", out).group(1)
+    labels = {}
+    for row in map(json.loads, Path(version).read_text().splitlines()):
+        labels.setdefault(row["query_id"], set()).add(row["chunk_id"])
+    queued = {json.loads(line)["query_id"] for line in next((tmp_path / "store" / "queue" / "help-center").iterdir())
+              .read_text().splitlines() if json.loads(line)["action"] == "rejudge"}
+    first = {row["query_id"]: row["ranking"][0] for row in map(json.loads, (example / "run-b.jsonl").read_text().splitlines())}
+    scored = sum(first.get(q) in keys for q, keys in labels.items()) / len(labels)
+    found = sum(q in queued or first.get(q) in keys for q, keys in labels.items()) / len(labels)
+    assert f"recall@1 {scored:.4f} as scored, {found:.4f} if every queued label is found" in out
+    # Day two: the reviewer's answers make a new version; run-b passes on it, and the whole
+    # change is the labels' (the retriever did not change).
+    assert "a reviewer's answers (5 label(s) re-judged) made a new judgments version" in out
+    assert "help-center-run-b: verdict PASS" in out
+    assert re.search(r"recall@1 changed \+0\.3000: \+0\.3000 from the labels, \+0\.0000 from the retriever", out)
     for run in ("run-a", "run-b"):
-        (report,) = (tmp_path / "store" / "reports" / f"help-center-{run}").iterdir()
-        assert json.loads(report.read_text())["judgments"]["drift"]["split"] == 4
+        day_one, day_two = sorted((tmp_path / "store" / "reports" / f"help-center-{run}").iterdir())
+        assert json.loads(day_one.read_text())["judgments"]["drift"]["split"] == 4
+        assert json.loads(day_two.read_text())["judgments"]["drift"]["split"] == 0
     queue = next((tmp_path / "store" / "queue" / "help-center").iterdir()).read_text().splitlines()
     assert sorted(json.loads(line)["status"] for line in queue) == ["MERGED"] * 2 + ["ORPHANED"] + ["SPLIT"] * 4
     again = run_cli("demo", "--storage", f"file://{tmp_path}/store", cwd=tmp_path)
     assert again.code == 0 and "re-anchored 0 label(s); new judgments version: none" in again.stdout
-    assert len(list((tmp_path / "store" / "reports" / "help-center-run-a").iterdir())) == 1  # evaluated once
+    assert len(list((tmp_path / "store" / "reports" / "help-center-run-a").iterdir())) == 2  # nothing twice
 
 
 @pytest.mark.parametrize("partitioned", [{}, {"partitions": 3}], ids=["one-task", "partitioned"])
