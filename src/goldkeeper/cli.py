@@ -763,6 +763,45 @@ def _quiet_prefect() -> None:
     os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "120")
 
 
+@app.command()
+def history(
+    suite: Annotated[str, typer.Argument(help="The suite whose evaluations to show.")],
+    storage: Annotated[Optional[str], typer.Option("--storage", help="Storage root URL the flows published to (default: ./.goldkeeper).")] = None,
+    html: Annotated[Optional[str], typer.Option("--html", help="Also write the suite's page (trend, chart, latest report) here.")] = None,
+    fmt: Annotated[str, typer.Option("--format", help="text, json or markdown.")] = "text",
+) -> None:
+    """A suite's trend: every evaluation's time, judgments and corpus versions (a change
+    marked), the gated metrics with intervals and the change from the previous comparable
+    evaluation, and the verdict; --html writes the page the flows publish."""
+    from goldkeeper.core.trend import gate_thresholds, gated_metrics, trend_points
+    from goldkeeper.dashboard import suite_page, summary_markdown, trend_chart_svg, trend_markdown
+    from goldkeeper.io.files import read_bytes, write_bytes_atomic
+    from goldkeeper.io.storage import default_root, read_history
+
+    if fmt not in ("text", "json", "markdown"):
+        raise UsageError(f"--format: text, json or markdown, got '{fmt}'")
+    root = storage or default_root()
+    entries = read_history(root, suite)
+    if not entries:
+        raise UsageError(f"suite '{suite}': no evaluation in {root} (history/ holds none for it)")
+    gates = [g["expression"] for g in entries[-1].get("gates") or []]
+    metrics = gated_metrics(gates) or list(entries[-1]["metrics"])[:2]
+    points = trend_points(entries, metrics)
+    if fmt == "json":
+        sys.stdout.write(json.dumps({"suite": suite, "metrics": metrics, "points": points}, indent=2) + "\n")
+    else:
+        sys.stdout.write(trend_markdown(suite, points, metrics))
+    if html:
+        document = json.loads(read_bytes(entries[-1]["report"]))
+        if points[-1]["previous"] is not None:
+            points[-1]["previous_entry"] = entries[points[-1]["previous"]]
+        summary = summary_markdown(suite, document, report_link=None, report_location=entries[-1]["report"],
+                                   point=points[-1])
+        chart = trend_chart_svg(suite, points, metrics, gate_thresholds(gates))
+        write_bytes_atomic(html, suite_page(suite, points, metrics, document, chart, summary).encode("utf-8"))
+        sys.stderr.write(f"the suite's page: file://{os.path.abspath(html)}\n")
+
+
 @app.command("emit-reindex")
 def emit_reindex(
     corpus: Annotated[str, typer.Argument(help="The corpus name: the event is about goldkeeper.corpus.<name>.")],
