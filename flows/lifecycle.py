@@ -18,7 +18,7 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from prefect import flow, task
+from prefect import flow, get_run_logger, task
 from prefect.artifacts import create_markdown_artifact, create_progress_artifact, update_progress_artifact
 from prefect.states import State
 
@@ -191,7 +191,10 @@ def on_reindex(
     print(f"{suite}: {summary}; re-anchored {moved}; queued {len(items)}")
     outcome = {"suite": suite, "corpus_url": corpus_url, "drift": summary, "reanchored": moved, "judgments_version": version,
                "queue_url": queue_url, "evaluations": {url: outcome_of(state) for url, state in states.items()}}
-    return rolled_up(outcome)
+    state = rolled_up(outcome)
+    if state.is_failed():
+        get_run_logger().error(f"{suite}: {state.message}")
+    return state
 
 
 def evaluation_suite(suite: str, run_url: str, run_urls: list[str]) -> str:

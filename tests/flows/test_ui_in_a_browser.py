@@ -116,3 +116,42 @@ def test_the_suite_page_shows_the_chart_the_trend_and_the_next_steps(prefect_ser
     assert "A gate failed: compare this run" in page.locator("#next-steps").inner_text()
     assert page.locator("#metrics tr").nth(1).inner_text().split("\t")[:2] == ["recall@3", "0.5000"]
     _shot(page, "05-suite-page")
+
+
+@pytest.mark.slow
+def test_the_readmes_ui_path_shows_the_demo_on_the_prefect_ui(prefect_server, tmp_path, browser):
+    """`goldkeeper demo` against a server, as the README says: the lifecycle is red and says
+    which evaluation failed, run-b's trend has its two evaluations with the judgments change
+    marked, and its page shows the chart and the attribution's effect."""
+    from prefect.client.orchestration import get_client
+    from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterKey, FlowFilter, FlowFilterName
+
+    from tests.conftest import run_cli
+
+    root = f"file://{tmp_path}/ui-store"
+    demo = run_cli("demo", "--storage", root, cwd=tmp_path)
+    assert demo.code == 0, demo.stderr[-2000:]
+    with get_client(sync_client=True) as client:
+        (lifecycle,) = [r for r in client.read_flow_runs(flow_filter=FlowFilter(name=FlowFilterName(
+            any_=["goldkeeper-on-reindex"]))) if r.parameters.get("storage_url") == root]
+        trends = client.read_artifacts(artifact_filter=ArtifactFilter(key=ArtifactFilterKey(
+            any_=["goldkeeper-help-center-run-b-trend"])))
+    assert lifecycle.state.type.value == "FAILED"
+    assert lifecycle.state.message.startswith("1 of 2 evaluation(s) did not pass: help-center-run-b FAIL")
+    page = _page(browser)
+    page.goto(f"{_ui(prefect_server)}/runs/flow-run/{lifecycle.id}")
+    page.get_by_text("1 of 2 evaluation(s) did not pass").first.wait_for()  # logged as an error
+    assert page.locator(".state-badge").first.inner_text().strip() == "Failed"
+    _shot(page, "06-demo-lifecycle")
+
+    latest = max(trends, key=lambda a: a.created)
+    page.goto(f"{_ui(prefect_server)}/artifacts/artifact/{latest.id}")
+    page.get_by_text("Trend: help-center-run-b").first.wait_for()
+    assert page.get_by_text("(changed)").count() >= 1 and page.get_by_text("(+0.3000)").count() >= 1
+    _shot(page, "07-demo-trend")
+
+    page.goto(f"file://{tmp_path}/ui-store/pages/help-center-run-b/index.html")
+    assert page.locator("#verdict").inner_text() == "PASS"
+    assert page.locator("#chart svg [id='line-recall@1'] use").count() == 2
+    assert page.get_by_text("new judgments").count() >= 1
+    _shot(page, "08-demo-suite-page")

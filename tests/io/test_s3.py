@@ -69,3 +69,23 @@ def test_two_writers_that_read_the_same_version_on_s3_one_wins_by_conditional_pu
     assert f"{hashlib.sha256(b'loser' + bytes([10])).hexdigest()}.jsonl" in versions  # no data is lost
     generations = fs.ls(f"{root}/judgments/suite/generations", detail=False)
     assert len(generations) == 2
+
+
+def test_a_page_on_s3_gets_a_presigned_link_a_browser_opens_as_html(s3):
+    """The link an artifact shows for a page on S3: presigned (no secret in it), valid for the
+    stated lifetime, served as text/html so a browser shows it rather than downloading it."""
+    import httpx
+
+    url = storage.publish_page(f"{s3}/pages-test", "Suite A", "index.html", b"<!doctype html><p>trend</p>")
+    link = storage.browser_link(url)
+    import re
+    import time
+
+    assert link.startswith("http://127.0.0.1:") and "Signature" in link
+    assert "AWS_SECRET" not in link and "=test&Signature" in link  # the key's id signs; its secret never travels
+    expires = int(re.search(r"Expires=(\d+)", link).group(1))
+    assert abs(expires - time.time() - storage.LINK_LIFETIME_SECONDS) < 600  # a week from now
+    answer = httpx.get(link, timeout=10)
+    assert answer.status_code == 200 and answer.content == b"<!doctype html><p>trend</p>"
+    assert answer.headers["content-type"].startswith("text/html")
+    assert storage.browser_link(f"file:///tmp/x.html") is None

@@ -116,3 +116,18 @@ def test_the_strata_tables_show_the_metric_of_each_worst_stratum_gate():
     marks = {line.split()[0]: line.split("│")[-1].strip() for line in table[3:3 + len(strata)]}
     assert "mrr@3" in marks[lowest["mrr@3"]] and "recall@3" in marks[lowest["recall@3"]]
     assert sum(bool(mark) for mark in marks.values()) == len(set(lowest.values()))
+
+
+def test_no_stratum_is_marked_worst_when_all_are_equal(tmp_path):
+    """Two strata with the same recall: neither is the worst, in markdown and in text."""
+    judgments = tmp_path / "j.jsonl"
+    judgments.write_text("".join(json.dumps({"query_id": q, "query": q, "doc_uri": d, "relevance": 1, "stratum": s}) + "\n"
+                                 for q, d, s in (("q1", "a", "one"), ("q2", "b", "two"))))
+    run = tmp_path / "r.jsonl"
+    run.write_text('{"query_id": "q1", "ranking": ["a"]}\n{"query_id": "q2", "ranking": ["b"]}\n')
+    md = run_cli("score", "-j", str(judgments), "-r", str(run), "-k", "1", "--format", "markdown").stdout
+    assert "| one | 1 | 1.0000 |" in md and "| two | 1 | 1.0000 |" in md and "worst" not in md
+    assert "worst" not in run_cli("score", "-j", str(judgments), "-r", str(run), "-k", "1").stdout
+    run.write_text('{"query_id": "q1", "ranking": ["a"]}\n{"query_id": "q2", "ranking": ["x"]}\n')
+    assert "| two | 1 | 0.0000 (worst) |" in run_cli("score", "-j", str(judgments), "-r", str(run), "-k", "1",
+                                                       "--format", "markdown").stdout

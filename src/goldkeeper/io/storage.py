@@ -112,7 +112,7 @@ LINK_LIFETIME_SECONDS = 7 * 24 * 3600
 def browser_link(url: str, lifetime: int = LINK_LIFETIME_SECONDS) -> str | None:
     """A link a browser can open to a stored file, or None where there is none to give: an
     http(s) URL as it is, an object store's a presigned URL valid ``lifetime`` seconds (the
-    credentials are the flow's; the link carries a signature, never a key), a local file none
+    credentials are the flow's; the link carries a signature, never the secret key), a local file none
     (a browser on another machine cannot open it; the CLI prints its path)."""
     import fsspec
 
@@ -131,6 +131,18 @@ def publish_page(root: str, suite: str, name: str, data: bytes) -> str:
     """Write a rendered page or chart of a suite (pages/<suite>/<name>), replacing the last;
     its URL."""
     url = _join(root, "pages", suite_slug(suite), name)
+    if url.startswith(("s3://", "s3a://")):
+        # An object's type is set when it is put: without it a presigned link to the page
+        # downloads it instead of showing it.
+        import fsspec
+        import mimetypes
+
+        fs, path = fsspec.core.url_to_fs(url)
+        try:
+            fs.pipe_file(path, data, ContentType=mimetypes.guess_type(name)[0] or "application/octet-stream")
+        except OSError as error:
+            raise StorageError(url, f"cannot be written: {error}") from None
+        return url
     _write(url, data)
     return url
 
