@@ -227,7 +227,7 @@ def show(suite: str, document: dict[str, Any], report_url: str, points: list[dic
     chart = trend_chart_svg(suite, points, metrics, gate_thresholds(gates))
     chart_url = publish_page(storage_url, suite, "trend.svg", chart)
     page_url = publish_page(storage_url, suite, "index.html",
-                                  suite_page(suite, points, metrics, document, chart, summary).encode("utf-8"))
+                                  suite_page(suite, points, metrics, document, chart, summary, attribution).encode("utf-8"))
     create_markdown_artifact(key=f"goldkeeper-{slug}-trend",
                              markdown=trend_markdown(suite, points, metrics, browser_link(chart_url), browser_link(page_url))
                              + ("" if browser_link(page_url) else f"\nThe suite's page on storage: `{page_url}`\n"),

@@ -305,7 +305,7 @@ def trend_chart_svg(suite: str, points: Sequence[Mapping[str, Any]], metrics: Se
 
 
 def suite_page(suite: str, points: Sequence[Mapping[str, Any]], metrics: Sequence[str], document: Mapping[str, Any],
-               chart_svg: bytes, summary: str) -> str:
+               chart_svg: bytes, summary: str, attribution: Mapping[str, Any] | None = None) -> str:
     """The suite's static HTML page: the verdict, the chart, the trend table, the latest
     report's metrics and strata, and the next steps. Self-contained (the chart inline), so it
     opens from any storage a browser reaches."""
@@ -335,6 +335,8 @@ def suite_page(suite: str, points: Sequence[Mapping[str, Any]], metrics: Sequenc
         suite=suite, verdict=document["verdict"]["status"], line=verdict_line(document),
         generated_at=document["generated_at"], chart=chart_svg.decode("utf-8").split("?>", 1)[-1],
         metrics=metrics, trend=trend_rows, rows=metric_rows(document), strata=strata,
+        attribution=[{"metric": m, "change": f"{a['change']:+.4f}", "labels": f"{a['labels']:+.4f}",
+                      "retriever": f"{a['retriever']:+.4f}"} for m, a in ((attribution or {}).get("metrics") or {}).items()],
         steps=[_code(s.split(". ", 1)[-1]) for s in steps if s[:1].isdigit()])
 
 
@@ -364,6 +366,10 @@ td.num{text-align:right;font-variant-numeric:tabular-nums}.mark{color:#9a6700;fo
 <table id="trend"><tr><th>time</th><th>judgments</th>{% for m in metrics %}<th>{{ m }}</th>{% endfor %}<th>verdict</th></tr>
 {% for row in trend %}<tr><td>{{ row.time }}</td><td><code>{{ row.judgments }}</code>{% for mark in row.marks %} <span class="mark">{{ mark }}</span>{% endfor %}</td>
 {% for cell in row.cells %}<td class="num">{{ cell }}</td>{% endfor %}<td>{{ row.verdict }}</td></tr>{% endfor %}</table>
+{% if attribution %}<h2>Labels or retriever?</h2>
+<p>The judgments changed since the last comparable evaluation; its run scored again on the new judgments splits each change.</p>
+<table id="attribution"><tr><th>metric</th><th>change</th><th>from the labels</th><th>from the retriever</th></tr>
+{% for a in attribution %}<tr><td>{{ a.metric }}</td><td class="num">{{ a.change }}</td><td class="num">{{ a.labels }}</td><td class="num">{{ a.retriever }}</td></tr>{% endfor %}</table>{% endif %}
 <h2>Latest report</h2>
 <table id="metrics"><tr><th>metric</th><th>value</th><th>interval</th><th>n</th><th>threshold</th><th>gate</th></tr>
 {% for r in rows %}<tr><td>{{ r.metric }}</td><td class="num">{{ r.value }}</td><td class="num">{{ r.interval }}</td>

@@ -154,4 +154,5 @@ def test_the_readmes_ui_path_shows_the_demo_on_the_prefect_ui(prefect_server, tm
     assert page.locator("#verdict").inner_text() == "PASS"
     assert page.locator("#chart svg [id='line-recall@1'] use").count() == 2
     assert page.get_by_text("new judgments").count() >= 1
+    assert page.locator("#attribution tr").nth(1).inner_text().split("\t") == ["recall@1", "+0.3000", "+0.3000", "+0.0000"]
     _shot(page, "08-demo-suite-page")
