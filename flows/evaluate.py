@@ -229,7 +229,7 @@ def show(suite: str, document: dict[str, Any], report_url: str, points: list[dic
     page_url = publish_page(storage_url, suite, "index.html",
                                   suite_page(suite, points, metrics, document, chart, summary, attribution).encode("utf-8"))
     create_markdown_artifact(key=f"goldkeeper-{slug}-trend",
-                             markdown=trend_markdown(suite, points, metrics, browser_link(chart_url), browser_link(page_url))
+                             markdown=trend_markdown(suite, points, metrics, browser_link(chart_url), browser_link(page_url), chart)
                              + ("" if browser_link(page_url) else f"\nThe suite's page on storage: `{page_url}`\n"),
                              description=f"{suite}: trend of the gated metrics")
     return {"chart": chart_url, "page": page_url}

@@ -227,8 +227,12 @@ def _comparable(points: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
     return [p for p in points if p.get("k") == latest.get("k") and p.get("threshold") == latest.get("threshold")]
 
 
+#: The largest chart embedded in an artifact (base64 characters); a bigger one is linked only.
+_EMBEDDED_CHART_CHARS = 400_000
+
+
 def trend_markdown(suite: str, points: Sequence[Mapping[str, Any]], metrics: Sequence[str],
-                   chart_link: str | None = None, page_link: str | None = None) -> str:
+                   chart_link: str | None = None, page_link: str | None = None, chart_svg: bytes | None = None) -> str:
     """The suite's history as a table, newest first: each evaluation's time, judgments and
     corpus versions (a change marked), the gated metrics with intervals and the change from
     the previous comparable point, and the verdict."""
@@ -252,6 +256,14 @@ def trend_markdown(suite: str, points: Sequence[Mapping[str, Any]], metrics: Seq
              f"{len(points)} evaluation(s). A change is shown against the previous evaluation with the same "
              "cutoffs and threshold; \"(changed)\" marks new judgments or a new corpus since it.", "",
              *_table(header, rows, [False, False, False, *[True] * len(metrics), False]), ""]
+    if chart_svg is not None:
+        import base64
+
+        encoded = base64.b64encode(chart_svg).decode("ascii")
+        if len(encoded) <= _EMBEDDED_CHART_CHARS:
+            # Inline, so the chart shows in the UI whatever the storage (a local file or a
+            # private bucket is not a link the UI can follow).
+            lines += [f"![{suite}: the gated metrics over time](data:image/svg+xml;base64,{encoded})", ""]
     if chart_link:
         lines.append(f"[Chart of the gated metrics]({chart_link})")
     if page_link:

@@ -94,6 +94,9 @@ def test_a_failed_evaluation_is_red_in_the_prefect_ui_with_its_reason_and_trend(
     page.get_by_text("Trend: Browser Suite").first.wait_for()
     assert page.get_by_text("2026-11-29T03:00:00Z").first.is_visible()
     assert page.get_by_text("2026-11-28T03:00:00Z").first.is_visible()
+    chart = page.locator("img[src^='data:image/svg+xml']")
+    chart.first.wait_for()  # the chart, inline: it shows whatever the storage
+    assert chart.count() == 1 and chart.evaluate("img => img.naturalWidth") > 400
     _shot(page, "03-trend-artifact")
 
     page.goto(f"{_ui(prefect_server)}/artifacts/artifact/{summary.id}")
