@@ -23,11 +23,12 @@ from goldkeeper.io.files import is_local, local_path
 from goldkeeper.io.storage import default_root, suite_slug
 
 from goldkeeper.flows.evaluate import _now, evaluate, outcome_of, rolled_up
+from goldkeeper.flows.faults import retry_faults
 
 __all__ = ["eval_retriever"]
 
 
-@task(retries=1, retry_delay_seconds=[10], timeout_seconds=7200)
+@task(retry_condition_fn=retry_faults, retries=1, retry_delay_seconds=[10], timeout_seconds=7200)
 def retrieve(config: dict[str, Any], judgments_url: str, run_url: str, depth: int, mode: str, concurrency: int,
              retries: int, rate: float | None, cache: str | None) -> dict[str, Any]:
     artifact = create_progress_artifact(progress=0.0, description=f"retrieving {mode or config.get('backend')}")

@@ -43,6 +43,7 @@ from goldkeeper.io.storage import (
 )
 from goldkeeper.io.files import read_bytes
 from goldkeeper.flows.signals import announce, tag_run
+from goldkeeper.flows.faults import content_kept_out, retry_faults
 
 __all__ = ["EvaluationFailed", "evaluate", "outcome_of", "rolled_up", "verdict_state"]
 
@@ -96,12 +97,12 @@ def outcome_of(state: State) -> dict[str, Any]:
     return data
 
 
-@task(retries=2, retry_delay_seconds=[2, 10], timeout_seconds=900)
+@task(retry_condition_fn=retry_faults, retries=2, retry_delay_seconds=[2, 10], timeout_seconds=900)
 def load_judgments(url: str) -> tuple[list[dict[str, Any]], str]:
     return load_label_rows(url)
 
 
-@task(retries=2, retry_delay_seconds=[2, 10], timeout_seconds=900)
+@task(retry_condition_fn=retry_faults, retries=2, retry_delay_seconds=[2, 10], timeout_seconds=900)
 def load_run(url: str, depth: int):
     return load_run_prefixes(url, None, depth)
 
@@ -120,9 +121,10 @@ def score_run(rows: list[dict[str, Any]], run, ks: list[int], threshold: int, in
     return score(build_qrels(rows), run, k=ks, threshold=threshold, intervals=BootstrapSpec() if intervals else None)
 
 
-@task(retries=2, retry_delay_seconds=[2, 10], timeout_seconds=1800)
+@task(retry_condition_fn=retry_faults, retries=2, retry_delay_seconds=[2, 10], timeout_seconds=1800)
 def check_corpus(rows: list[dict[str, Any]], corpus_url: str):
-    return drift_counts(rows, open_corpus(corpus_url))
+    with content_kept_out():
+        return drift_counts(rows, open_corpus(corpus_url))
 
 
 @task(timeout_seconds=300)
@@ -141,29 +143,29 @@ def publish(storage_url: str, suite: str, report: dict[str, Any], key: str | Non
     return publish_report(storage_url, suite, report, key)
 
 
-@task(retries=2, retry_delay_seconds=[2, 10], timeout_seconds=900)
+@task(retry_condition_fn=retry_faults, retries=2, retry_delay_seconds=[2, 10], timeout_seconds=900)
 def content_hash(url: str) -> str:
     return content_sha256(url)
 
 
-@task(retries=2, retry_delay_seconds=[2, 10], timeout_seconds=300)
+@task(retry_condition_fn=retry_faults, retries=2, retry_delay_seconds=[2, 10], timeout_seconds=300)
 def already_evaluated(storage_url: str, suite: str, key: str) -> dict[str, Any] | None:
     return find_evaluation(storage_url, suite, key)
 
 
-@task(retries=2, retry_delay_seconds=[2, 10], timeout_seconds=300)
+@task(retry_condition_fn=retry_faults, retries=2, retry_delay_seconds=[2, 10], timeout_seconds=300)
 def read_suite_history(storage_url: str, suite: str) -> list[dict[str, Any]]:
     return read_history(storage_url, suite)
 
 
-@task(retries=2, retry_delay_seconds=[2, 10], timeout_seconds=300)
+@task(retry_condition_fn=retry_faults, retries=2, retry_delay_seconds=[2, 10], timeout_seconds=300)
 def read_report(url: str) -> dict[str, Any]:
     import json
 
     return json.loads(read_bytes(url))
 
 
-@task(retries=2, retry_delay_seconds=[2, 10], timeout_seconds=300)
+@task(retry_condition_fn=retry_faults, retries=2, retry_delay_seconds=[2, 10], timeout_seconds=300)
 def read_queue_items(url: str) -> list[dict[str, Any]]:
     from goldkeeper.io.storage import read_queue
 

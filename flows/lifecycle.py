@@ -39,6 +39,7 @@ from goldkeeper.io.storage import (
 from goldkeeper.dashboard import drift_markdown
 from goldkeeper.flows.evaluate import _now, evaluate, outcome_of, rolled_up
 from goldkeeper.flows.signals import signal
+from goldkeeper.flows.faults import content_kept_out, retry_faults
 
 __all__ = ["REINDEX_EVENT", "REINDEX_MATCH", "REINDEX_PARAMETERS", "evaluation_suite", "on_reindex", "snapshot_corpus"]
 
@@ -57,19 +58,21 @@ REINDEX_PARAMETERS = {
 }
 
 
-@task(retries=2, retry_delay_seconds=[2, 10], timeout_seconds=600)
+@task(retry_condition_fn=retry_faults, retries=2, retry_delay_seconds=[2, 10], timeout_seconds=600)
 def read_judgments(storage_url: str, suite: str) -> tuple[bytes, str]:
     return read_current_judgments(storage_url, suite)
 
 
-@task(retries=2, retry_delay_seconds=[2, 10], timeout_seconds=900)
+@task(retry_condition_fn=retry_faults, retries=2, retry_delay_seconds=[2, 10], timeout_seconds=900)
 def read_corpus(corpus_url: str):
-    return open_corpus(corpus_url)
+    with content_kept_out():
+        return open_corpus(corpus_url)
 
 
-@task(retries=3, retry_delay_seconds=[1, 5, 20], timeout_seconds=3600)
+@task(retry_condition_fn=retry_faults, retries=3, retry_delay_seconds=[1, 5, 20], timeout_seconds=3600)
 def publish_corpus_snapshot(storage_url: str, corpus: str, chunks_url: str, chunker: str) -> dict[str, Any]:
-    return publish_sharded_snapshot(storage_url, corpus, chunks_url, chunker)
+    with content_kept_out():
+        return publish_sharded_snapshot(storage_url, corpus, chunks_url, chunker)
 
 
 @flow(name="goldkeeper-snapshot-corpus", log_prints=True)
@@ -100,7 +103,7 @@ def fix_recoverable(labels, result):
     return fix(labels, result)
 
 
-@task(retries=3, retry_delay_seconds=[1, 5, 20], timeout_seconds=300)
+@task(retry_condition_fn=retry_faults, retries=3, retry_delay_seconds=[1, 5, 20], timeout_seconds=300)
 def write_version(storage_url: str, suite: str, data: bytes, expected_sha: str) -> tuple[str, str]:
     return write_judgments_version(storage_url, suite, data, expected_sha)
 
@@ -110,17 +113,17 @@ def open_rejudgment_queue(labels, result, corpus) -> list[dict[str, Any]]:
     return rejudgment_queue(labels, result, corpus)
 
 
-@task(retries=3, retry_delay_seconds=[1, 5, 20], timeout_seconds=300)
+@task(retry_condition_fn=retry_faults, retries=3, retry_delay_seconds=[1, 5, 20], timeout_seconds=300)
 def publish_rejudgment_queue(storage_url: str, suite: str, items: list[dict[str, Any]], stamp: str):
     return publish_queue(storage_url, suite, items, stamp)
 
 
-@task(retries=3, retry_delay_seconds=[1, 5, 20], timeout_seconds=900)
+@task(retry_condition_fn=retry_faults, retries=3, retry_delay_seconds=[1, 5, 20], timeout_seconds=900)
 def stage_labels(work_url: str, data: bytes) -> str:
     return stage_judgments(work_url, data)
 
 
-@task(retries=2, retry_delay_seconds=[2, 10], timeout_seconds=900)
+@task(retry_condition_fn=retry_faults, retries=2, retry_delay_seconds=[2, 10], timeout_seconds=900)
 def clean_work(work_url: str) -> None:
     remove_work(work_url)
 

@@ -25,6 +25,7 @@ from pydantic import Field, create_model
 
 from goldkeeper.core.judgments import dump_judgments, parse_judgments
 from goldkeeper.core.rejudge import AppliedAnswers, apply_answers, check_answers
+from goldkeeper.flows.faults import content_kept_out, retry_faults
 from goldkeeper.io.snapshots import open_corpus
 from goldkeeper.io.storage import (
     current_judgments_url,
@@ -53,12 +54,12 @@ def answer_form(items: list[dict[str, Any]]) -> type[RunInput]:
     return create_model("RejudgeAnswers", __base__=_Reviewer, **fields)
 
 
-@task(retries=2, retry_delay_seconds=[2, 10], timeout_seconds=300)
+@task(retry_condition_fn=retry_faults, retries=2, retry_delay_seconds=[2, 10], timeout_seconds=300)
 def read_queue(storage_url: str, suite: str) -> tuple[str, list[dict[str, Any]]]:
     return read_latest_queue(storage_url, suite)
 
 
-@task(retries=2, retry_delay_seconds=[2, 10], timeout_seconds=600)
+@task(retry_condition_fn=retry_faults, retries=2, retry_delay_seconds=[2, 10], timeout_seconds=600)
 def read_judgments(storage_url: str, suite: str) -> tuple[bytes, str]:
     return read_current_judgments(storage_url, suite)
 
@@ -66,8 +67,9 @@ def read_judgments(storage_url: str, suite: str) -> tuple[bytes, str]:
 @task(timeout_seconds=1800)
 def live_chunks(corpus_url: str, wanted: list[str]):
     """The chosen chunks as they are live now, and the snapshot's fingerprint."""
-    corpus = open_corpus(corpus_url)
-    return {chunk.chunk_id: chunk for chunk in corpus if chunk.chunk_id in set(wanted)}, corpus.corpus_fingerprint
+    with content_kept_out():
+        corpus = open_corpus(corpus_url)
+        return {chunk.chunk_id: chunk for chunk in corpus if chunk.chunk_id in set(wanted)}, corpus.corpus_fingerprint
 
 
 @task(timeout_seconds=300)
@@ -80,7 +82,7 @@ def merge_answers(labels, checked, queue, live, fingerprint) -> AppliedAnswers:
     return apply_answers(labels, checked, queue, live, fingerprint, "rejudge form")
 
 
-@task(retries=3, retry_delay_seconds=[1, 5, 20], timeout_seconds=300)
+@task(retry_condition_fn=retry_faults, retries=3, retry_delay_seconds=[1, 5, 20], timeout_seconds=300)
 def write_version(storage_url: str, suite: str, data: bytes, expected_sha: str) -> tuple[str, str]:
     return write_judgments_version(storage_url, suite, data, expected_sha)
 

@@ -19,6 +19,7 @@ from prefect.events import emit_event
 from prefect.runtime import flow_run
 
 from goldkeeper.io.storage import suite_slug
+from goldkeeper.flows.faults import retry_faults
 
 __all__ = ["EVALUATION_EVENTS", "announce", "signal", "suite_resource", "tag_run"]
 
@@ -37,7 +38,7 @@ def _related() -> list[dict[str, str]]:
              "prefect.resource.name": flow_run.name or ""}]
 
 
-@task(retries=2, retry_delay_seconds=[2, 10], timeout_seconds=60)
+@task(retry_condition_fn=retry_faults, retries=2, retry_delay_seconds=[2, 10], timeout_seconds=60)
 def tag_run(suite: str, verdict: str) -> list[str]:
     """Add ``goldkeeper``, ``suite:<slug>`` and ``verdict:<pass|fail|indeterminate>`` to the
     flow run's tags (its tags are set when it is created; the verdict is known at its end)."""

@@ -215,3 +215,48 @@ def test_the_shipped_alert_automation_posts_to_a_webhook_when_an_evaluation_fail
         assert post["text"].startswith("Alerted: FAIL: recall@3 is 0.5000, below 0.9\nreport: " + outcome["report_url"])
     finally:
         server.shutdown()
+
+
+def test_a_malformed_private_file_fails_at_once_and_its_content_stays_out_of_prefect(prefect_server, tmp_path):
+    """Chunker output whose line is not JSON: the lifecycle fails naming the file, the line
+    and the problem; no line of it reaches the run's state or logs; the task that read it ran
+    once (malformed input is an answer, not a fault to retry)."""
+    from prefect.client.orchestration import get_client
+    from prefect.client.schemas.filters import (
+        FlowFilter, FlowFilterName, FlowRunFilter, FlowRunFilterId, LogFilter, LogFilterFlowRunId,
+    )
+
+    from goldkeeper.errors import InputError
+    from goldkeeper.flows.lifecycle import on_reindex
+    from goldkeeper.io.storage import write_judgments_version
+
+    secret = "PAYROLL-2026 salary of jane doe is 123456"
+    chunks = tmp_path / "private-chunks.jsonl"
+    chunks.write_text(secret + "\n")  # not JSON: the error would quote the line
+    root = f"file://{tmp_path}/store"
+    write_judgments_version(root, "private", (FIXTURES / "drift" / "judgments.jsonl").read_bytes(), None)
+    state = on_reindex(suite="private", chunks_url=str(chunks), chunker="para/v1", storage_url=root, return_state=True)
+    assert state.is_failed()
+    error = state.result(raise_on_failure=False)
+    assert isinstance(error, InputError) and str(chunks) in str(error) and ":1" in str(error)
+    assert secret not in str(error) and "not shown" in str(error)
+    run_id = state.state_details.flow_run_id
+    deadline = time.monotonic() + 30
+    with get_client(sync_client=True) as client:
+        while True:
+            logs = client.read_logs(log_filter=LogFilter(flow_run_id=LogFilterFlowRunId(any_=[run_id])))
+            if logs or time.monotonic() > deadline:
+                break
+            time.sleep(1)
+        snapshot = [r for r in client.read_flow_runs(flow_filter=FlowFilter(name=FlowFilterName(
+            any_=["goldkeeper-snapshot-corpus"]))) if r.parameters.get("chunks_url") == str(chunks)]
+        ids = [run_id, *(r.id for r in snapshot)]
+        logs += client.read_logs(log_filter=LogFilter(flow_run_id=LogFilterFlowRunId(any_=ids[1:])))
+        runs = client.read_flow_runs(flow_run_filter=FlowRunFilter(id=FlowRunFilterId(any_=ids)))
+        tasks = client.read_task_runs(flow_run_filter=FlowRunFilter(id=FlowRunFilterId(any_=ids)))
+    assert logs, "the failure was not logged"
+    stored = " ".join(log.message for log in logs) + " ".join(str(r.state.message) for r in runs)
+    stored += " ".join(str(t.state.message) for t in tasks if t.state)
+    assert str(chunks) in stored and "PAYROLL" not in stored and "jane" not in stored
+    (publish,) = [t for t in tasks if t.name.startswith("publish_corpus_snapshot")]
+    assert publish.run_count == 1 and publish.state.is_failed()

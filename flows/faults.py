@@ -1,0 +1,45 @@
+"""Which failures a flow retries, and what of a failure reaches Prefect.
+
+A task that reads or writes storage retries: a bucket that timed out or a disk that was full
+may answer the next time. Malformed input (an ``InputError``: a snapshot that is not one, a
+parameter that names nothing) gives the same answer every time, so it fails at once.
+
+What a failure says lands in Prefect's database (states, logs) and in front of everyone who
+can read the UI. goldkeeper's errors quote what they found (``got '...'``), which is right on
+a terminal for one's own file and wrong for a private corpus, so the tasks that read corpora
+and chunker output raise their errors without the found value: the location, line, field
+and problem, not the content.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from typing import Any
+
+from goldkeeper.errors import InputError
+
+__all__ = ["content_kept_out", "retry_faults"]
+
+
+def retry_faults(task: Any, task_run: Any, state: Any) -> bool:
+    """Prefect's ``retry_condition_fn``: retry anything but malformed input."""
+    try:
+        state.result()
+    except InputError:
+        return False
+    except BaseException:  # noqa: BLE001 - any other failure may be transient
+        return True
+    return True
+
+
+@contextlib.contextmanager
+def content_kept_out() -> Iterator[None]:
+    """Re-raise an ``InputError`` without the value it found (a line of a private file)."""
+    try:
+        yield
+    except InputError as error:
+        if error.found is None:
+            raise
+        raise InputError(error.source, error.problem, line=error.line, field=error.field,
+                         found="(not shown: it is the input's content)", hint=error.hint) from None
