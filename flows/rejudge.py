@@ -26,6 +26,7 @@ from pydantic import Field, create_model
 from goldkeeper.core.judgments import dump_judgments, parse_judgments
 from goldkeeper.core.rejudge import AppliedAnswers, apply_answers, check_answers
 from goldkeeper.flows.faults import content_kept_out, retry_faults
+from goldkeeper.flows.signals import signal
 from goldkeeper.io.snapshots import open_corpus
 from goldkeeper.io.storage import (
     current_judgments_url,
@@ -87,6 +88,14 @@ def write_version(storage_url: str, suite: str, data: bytes, expected_sha: str) 
     return write_judgments_version(storage_url, suite, data, expected_sha)
 
 
+@task(timeout_seconds=60)
+def signal_answers(suite: str, answered: int, left: int, version: str | None, replaced: int, queue_url: str) -> None:
+    """The queue shrank by the items answered; a new version, when the answers made one."""
+    signal("goldkeeper.queue.shrunk", suite, {"answered": answered, "left": left, "queue_url": queue_url})
+    if version:
+        signal("goldkeeper.judgments.versioned", suite, {"version_url": version, "rejudged": replaced})
+
+
 @flow(name="goldkeeper-rejudge", log_prints=True, persist_result=True)
 def rejudge(
     suite: str,
@@ -99,8 +108,8 @@ def rejudge(
     """Pause for people's answers on up to ``batch`` items of the suite's newest queue, then
     write them into a new judgments version. Returns the counts and the version's URL."""
     storage_url = storage_url or default_root()
-    queue_url, items = read_queue(storage_url, suite)
-    items = items[:batch]
+    queue_url, queued = read_queue(storage_url, suite)
+    items = queued[:batch]
     data, sha = read_judgments(storage_url, suite)
     form = answer_form(items)
     print(f"{suite}: waiting for answers on {len(items)} item(s) of {queue_url}")
@@ -124,6 +133,7 @@ def rejudge(
     version = None
     if applied.replaced or applied.removed:
         version, _ = write_version(storage_url, suite, dump_judgments(applied.judgments).encode("utf-8"), sha)
+    signal_answers(suite, len(items), len(queued) - len(items), version, applied.replaced, queue_url)
     create_markdown_artifact(
         key=f"goldkeeper-{suite_slug(suite)}-rejudge",
         markdown=(f"### goldkeeper re-judgment: {suite}\n\n{answers.reviewer} answered {len(items)} item(s): "

@@ -368,6 +368,10 @@ def test_rejudge_pauses_for_a_form_refuses_invalid_answers_and_writes_a_new_vers
     resume_flow_run(run_id, run_input=answers)
     worker.join(120)
     assert outcome["replaced"] == 1 and outcome["removed"] == len(items) - 1
+    from tests.flows.test_verdicts import events_about
+
+    shrunk = events_about(prefect_server["PREFECT_API_URL"], "goldkeeper.suite.drifted", "goldkeeper.queue.shrunk")
+    assert any(e["payload"]["answered"] == len(items) and e["payload"]["left"] == 0 for e in shrunk), shrunk
     data, _ = read_current_judgments(root, "drifted")
     rejudged = [json.loads(line) for line in data.decode().splitlines() if "rejudged_from" in line]
     assert len(rejudged) == 1 and rejudged[0]["labeled_by"] == "human:ana" and rejudged[0]["relevance"] == 2
