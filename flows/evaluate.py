@@ -10,6 +10,7 @@ writing storage do.
 
 from __future__ import annotations
 
+import itertools
 import logging
 import os
 import uuid
@@ -182,7 +183,8 @@ def bracket_queued(rows: list[dict[str, Any]], run, items: list[dict[str, Any]],
             queued.setdefault(item["query_id"], []).append((-item["relevance"], item["chunk_id"]))
     if not queued:
         return {}
-    rankings = [run.keys[sum(run.lengths[:i]):sum(run.lengths[:i + 1])] for i in range(len(run.lengths))]
+    ends = list(itertools.accumulate(run.lengths))
+    rankings = [run.keys[end - length:end] for end, length in zip(ends, run.lengths)]
     found = with_queued_found(run.query_ids, rankings, {q: [key for _, key in sorted(v)] for q, v in queued.items()})
     result = score(build_qrels(rows), [{"query_id": q, "ranking": r} for q, r in found], k=ks, threshold=threshold)
     return {m: {"scored": document["metrics"][m]["value"], "found": result.metrics[m]["value"]}
@@ -228,11 +230,12 @@ def show(suite: str, document: dict[str, Any], report_url: str, points: list[dic
                              description=f"{suite}: verdict, reasons and next steps")
     chart = trend_chart_svg(suite, points, metrics, gate_thresholds(gates))
     chart_url = publish_page(storage_url, suite, "trend.svg", chart)
-    page_url = publish_page(storage_url, suite, "index.html",
-                                  suite_page(suite, points, metrics, document, chart, summary, attribution).encode("utf-8"))
+    page = suite_page(suite, points, metrics, document, chart, summary, attribution)
+    page_url = publish_page(storage_url, suite, "index.html", page.encode("utf-8"))
+    page_link = browser_link(page_url)
+    trend = trend_markdown(suite, points, metrics, browser_link(chart_url), page_link, chart)
     create_markdown_artifact(key=f"goldkeeper-{slug}-trend",
-                             markdown=trend_markdown(suite, points, metrics, browser_link(chart_url), browser_link(page_url), chart)
-                             + ("" if browser_link(page_url) else f"\nThe suite's page on storage: `{page_url}`\n"),
+                             markdown=trend + ("" if page_link else f"\nThe suite's page on storage: `{page_url}`\n"),
                              description=f"{suite}: trend of the gated metrics")
     return {"chart": chart_url, "page": page_url}
 

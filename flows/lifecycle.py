@@ -187,13 +187,13 @@ def on_reindex(
     signal_lifecycle(suite, summary, moved, queued, version, queue_url)
     states = {}
     for run_url in run_urls:
-        states[run_url] = evaluate(suite=evaluation_suite(suite, run_url, run_urls), judgments_url=current_judgments_url(storage_url, suite),
-                                   run_url=run_url, storage_url=storage_url, k=k, gates=gates,
+        states[run_url] = evaluate(suite=evaluation_suite(suite, run_url, run_urls),
+                                   judgments_url=current_judgments_url(storage_url, suite), run_url=run_url, storage_url=storage_url, k=k, gates=gates,
                                    corpus_url=corpus_url, partitions=partitions, cluster=cluster,
                                    workers=workers, queue_url=queue_url, return_state=True)
     print(f"{suite}: {summary}; re-anchored {moved}; queued {len(items)}")
-    outcome = {"suite": suite, "corpus_url": corpus_url, "drift": summary, "reanchored": moved, "judgments_version": version,
-               "queue_url": queue_url, "evaluations": {url: outcome_of(state) for url, state in states.items()}}
+    outcome = {"suite": suite, "corpus_url": corpus_url, "drift": summary, "reanchored": moved,
+               "judgments_version": version, "queue_url": queue_url, "evaluations": {url: outcome_of(state) for url, state in states.items()}}
     state = rolled_up(outcome)
     if state.is_failed():
         get_run_logger().error(f"{suite}: {state.message}")

@@ -18,6 +18,7 @@ from prefect import task
 from prefect.events import emit_event
 from prefect.runtime import flow_run
 
+from goldkeeper.core.trend import gated_metrics
 from goldkeeper.io.storage import suite_slug
 from goldkeeper.flows.faults import retry_faults
 
@@ -69,9 +70,8 @@ def announce(suite: str, document: dict[str, Any], outcome: dict[str, Any]) -> N
         "verdict": outcome["verdict"],
         "message": outcome["message"],
         "failing_gates": [g for g in gates if g["status"] != "PASS"],
-        "metrics": {name: {k: v for k, v in m.items() if k in ("value", "ci", "n")}
-                    for name, m in document["metrics"].items()
-                    if any(g["expression"].split(":")[0] == name or f":{name}:" in g["expression"] for g in gates)},
+        "metrics": {name: {k: v for k, v in document["metrics"][name].items() if k in ("value", "ci", "n")}
+                    for name in gated_metrics([g["expression"] for g in gates]) if name in document["metrics"]},
         "report_url": outcome["report_url"],
         "cached": outcome["cached"],
     })

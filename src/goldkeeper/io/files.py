@@ -243,9 +243,18 @@ def write_bytes_atomic(url: str, data: bytes) -> None:
 
     try:
         fs, path = fsspec.core.url_to_fs(url)
-        fs.pipe_file(path, data)
+        fs.pipe_file(path, data, **_object_type(url))
     except (OSError, ValueError, ImportError) as error:
         raise StorageError(url, f"cannot be written: {error}") from None
+
+
+def _object_type(url: str) -> dict[str, str]:
+    """S3's content type for an object named like ``url`` (its type is set when it is put:
+    without one a presigned link to a page or chart downloads it instead of showing it)."""
+    import mimetypes
+
+    kind = mimetypes.guess_type(url)[0]
+    return {"ContentType": kind} if kind and url.startswith(("s3://", "s3a://")) else {}
 
 
 @contextlib.contextmanager

@@ -131,18 +131,6 @@ def publish_page(root: str, suite: str, name: str, data: bytes) -> str:
     """Write a rendered page or chart of a suite (pages/<suite>/<name>), replacing the last;
     its URL."""
     url = _join(root, "pages", suite_slug(suite), name)
-    if url.startswith(("s3://", "s3a://")):
-        # An object's type is set when it is put: without it a presigned link to the page
-        # downloads it instead of showing it.
-        import fsspec
-        import mimetypes
-
-        fs, path = fsspec.core.url_to_fs(url)
-        try:
-            fs.pipe_file(path, data, ContentType=mimetypes.guess_type(name)[0] or "application/octet-stream")
-        except OSError as error:
-            raise StorageError(url, f"cannot be written: {error}") from None
-        return url
     _write(url, data)
     return url
 
