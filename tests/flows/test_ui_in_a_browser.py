@@ -5,6 +5,7 @@ a suite's HTML page. Screenshots go to test-output/screenshots/ (GOLDKEEPER_SCRE
 from __future__ import annotations
 
 import os
+import re
 import shutil
 from pathlib import Path
 
@@ -13,6 +14,8 @@ import pytest
 from tests.conftest import FIXTURES
 
 pytest.importorskip("prefect")
+expect = pytest.importorskip("playwright.sync_api").expect
+expect.set_options(timeout=60_000)  # the UI fills panels as its API calls return
 
 SCREENSHOTS = Path(os.environ.get("GOLDKEEPER_SCREENSHOTS", Path(__file__).parents[2] / "test-output" / "screenshots"))
 
@@ -72,9 +75,10 @@ def test_a_failed_evaluation_is_red_in_the_prefect_ui_with_its_reason_and_trend(
 
     page.goto(f"{_ui(prefect_server)}/runs/flow-run/{run_id}")
     page.get_by_text("verdict:fail").first.wait_for()
-    assert page.get_by_text("suite:browser-suite").first.is_visible()
+    expect(page.get_by_text("suite:browser-suite").first).to_be_visible()
     badge = page.locator(".state-badge").first
-    assert badge.inner_text().strip() == "Failed" and "failed" in badge.get_attribute("class")
+    expect(badge).to_have_text("Failed")
+    expect(badge).to_have_class(re.compile(r"\bfailed\b"))
     # the reason, in the run's logs (the verdict is logged as an error)
     page.get_by_text("Browser Suite: FAIL: recall@3 is 0.5000, below 0.9").first.wait_for()
     _shot(page, "01-failed-run")
@@ -102,7 +106,8 @@ def test_a_failed_evaluation_is_red_in_the_prefect_ui_with_its_reason_and_trend(
     page.goto(f"{_ui(prefect_server)}/artifacts/artifact/{summary.id}")
     page.get_by_text("Next steps").first.wait_for()
     assert page.get_by_text("A gate failed: compare this run").first.is_visible()
-    assert page.get_by_text("FAIL: recall@3 is 0.5000, below 0.9").first.is_visible()  # the run's state message
+    # the run's state message, in the side panel the UI fills once it has read the flow run
+    expect(page.get_by_text("FAIL: recall@3 is 0.5000, below 0.9").first).to_be_visible()
     _shot(page, "04-summary-artifact")
 
 
@@ -144,7 +149,7 @@ def test_the_readmes_ui_path_shows_the_demo_on_the_prefect_ui(prefect_server, tm
     page = _page(browser)
     page.goto(f"{_ui(prefect_server)}/runs/flow-run/{lifecycle.id}")
     page.get_by_text("1 of 2 evaluation(s) did not pass").first.wait_for()  # logged as an error
-    assert page.locator(".state-badge").first.inner_text().strip() == "Failed"
+    expect(page.locator(".state-badge").first).to_have_text("Failed")
     _shot(page, "06-demo-lifecycle")
 
     latest = max(trends, key=lambda a: a.created)
