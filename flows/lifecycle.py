@@ -1,8 +1,13 @@
 """After a corpus re-index: find which labels drifted, repair what is sound, queue the rest,
 and score the runs on the repaired judgments.
 
-    on_reindex = [snapshot_corpus] -> check_drift -> fix_recoverable -> open_rejudgment_queue
-                 -> evaluate (per run)
+    on_reindex = read_suite_config -> [snapshot_corpus] -> check_drift -> fix_recoverable
+                 -> open_rejudgment_queue -> record_corpus -> evaluate (per configured run)
+    evaluate_suite = read_suite_config -> evaluate (per configured run)
+
+A suite configured on storage (suites/<suite>.json, ``goldkeeper suite init``) names its runs,
+cutoffs, gates and live corpus, so an event or a schedule has only to name the suite;
+parameters given to a flow override the configuration.
 
 With ``partitions``, drift and the queue run as the drift_partitioned subflow instead, and
 each evaluation in query partitions (goldkeeper.flows.scale), on threads or on Dask
@@ -24,6 +29,7 @@ from prefect.states import State
 
 from goldkeeper.core.drift import classify, fix, rejudgment_queue
 from goldkeeper.core.judgments import dump_judgments, parse_judgments
+from goldkeeper.errors import GoldkeeperError
 from goldkeeper.io.partitioned import remove_work, stage_judgments
 from goldkeeper.io.snapshots import open_corpus
 from goldkeeper.io.storage import (
@@ -32,8 +38,11 @@ from goldkeeper.io.storage import (
     publish_queue,
     publish_sharded_snapshot,
     read_current_judgments,
+    read_latest_queue,
+    read_suite,
     suite_slug,
     write_judgments_version,
+    write_suite,
 )
 
 from goldkeeper.dashboard import drift_markdown
@@ -41,7 +50,8 @@ from goldkeeper.flows.evaluate import _now, evaluate, outcome_of, rolled_up
 from goldkeeper.flows.signals import signal
 from goldkeeper.flows.faults import content_kept_out, retry_faults
 
-__all__ = ["REINDEX_EVENT", "REINDEX_MATCH", "REINDEX_PARAMETERS", "evaluation_suite", "on_reindex", "snapshot_corpus"]
+__all__ = ["REINDEX_EVENT", "REINDEX_MATCH", "REINDEX_PARAMETERS", "evaluate_suite", "evaluation_suite", "on_reindex",
+           "snapshot_corpus"]
 
 #: What an indexing pipeline emits after a re-index (``goldkeeper emit-reindex`` does it too),
 #: about the resource ``goldkeeper.corpus.<name>``.
@@ -61,6 +71,25 @@ REINDEX_PARAMETERS = {
 @task(retry_condition_fn=retry_faults, retries=2, retry_delay_seconds=[2, 10], timeout_seconds=600)
 def read_judgments(storage_url: str, suite: str) -> tuple[bytes, str]:
     return read_current_judgments(storage_url, suite)
+
+
+@task(retry_condition_fn=retry_faults, retries=2, retry_delay_seconds=[2, 10], timeout_seconds=300)
+def read_suite_config(storage_url: str, suite: str, required: bool = False):
+    return read_suite(storage_url, suite, required=required)
+
+
+@task(retry_condition_fn=retry_faults, retries=3, retry_delay_seconds=[1, 5, 20], timeout_seconds=300)
+def record_corpus(storage_url: str, config, corpus_url: str) -> str:
+    """The suite's configuration now names the new snapshot as its live corpus."""
+    return write_suite(storage_url, config.model_copy(update={"corpus_url": corpus_url}))
+
+
+@task(retry_condition_fn=retry_faults, retries=2, retry_delay_seconds=[2, 10], timeout_seconds=300)
+def latest_queue_url(storage_url: str, suite: str) -> str | None:
+    try:
+        return read_latest_queue(storage_url, suite)[0]
+    except GoldkeeperError:
+        return None
 
 
 @task(retry_condition_fn=retry_faults, retries=2, retry_delay_seconds=[2, 10], timeout_seconds=900)
@@ -144,10 +173,10 @@ def _partitioned_drift(storage_url: str, suite: str, data: bytes, corpus_url: st
 def on_reindex(
     suite: str,
     corpus_url: str | None = None,
-    run_urls: list[str] = [],  # noqa: B006
+    run_urls: list[str] | None = None,
     storage_url: str | None = None,
-    k: list[int] = [10],  # noqa: B006
-    gates: list[str] = [],  # noqa: B006
+    k: list[int] | None = None,
+    gates: list[str] | None = None,
     chunks_url: str | None = None,
     chunker: str | None = None,
     partitions: int = 0,
@@ -158,15 +187,20 @@ def on_reindex(
     Failed when an evaluation did not pass (``rolled_up``).
 
     Give ``corpus_url`` (a snapshot) or ``chunks_url`` and ``chunker`` (chunker output, which
-    is snapshotted to storage first). ``partitions`` > 0 splits drift by doc_uri (and each
-    evaluation by query id) over that many tasks, on threads, or on Dask: ``cluster`` "local"
-    (a LocalCluster of ``workers`` processes) or a scheduler address (storage must then be
-    shared, s3://...)."""
+    is snapshotted to storage first; the suite's configured chunker when none is given). The
+    runs, ``k`` and ``gates`` default to the suite's configuration (none configured: nothing
+    is scored, k 10, no gates), and a configured suite records the new snapshot as its live
+    corpus. ``partitions`` > 0 splits drift by doc_uri (and each evaluation by query id) over
+    that many tasks, on threads, or on Dask: ``cluster`` "local" (a LocalCluster of ``workers``
+    processes) or a scheduler address (storage must then be shared, s3://...)."""
     storage_url = storage_url or default_root()
+    config = read_suite_config(storage_url, suite)
+    chunker = chunker or (config.chunker if config else None)
     if corpus_url is None:
         if not (chunks_url and chunker):
-            raise ValueError("on_reindex: give corpus_url, or chunks_url and chunker")
+            raise ValueError("on_reindex: give corpus_url, or chunks_url and chunker (or configure the suite's chunker)")
         corpus_url = snapshot_corpus(suite, chunks_url, chunker, storage_url)
+    run_urls, k, gates = _configured(config, run_urls, k, gates)
     stamp = _now()
     data, sha = read_judgments(storage_url, suite)
     labels = parse_judgments(data, current_judgments_url(storage_url, suite))
@@ -181,19 +215,56 @@ def on_reindex(
     if moved:
         version, _ = write_version(storage_url, suite, dump_judgments(fixed).encode("utf-8"), sha)
     queue_url = publish_rejudgment_queue(storage_url, suite, items, stamp)
+    if config is not None and config.corpus_url != corpus_url:
+        record_corpus(storage_url, config, corpus_url)
     summary = result.summary
     queued = sum(1 for item in items if item.get("action") == "rejudge")
     show_drift(suite, summary, moved, queued, version, queue_url)
     signal_lifecycle(suite, summary, moved, queued, version, queue_url)
-    states = {}
-    for run_url in run_urls:
-        states[run_url] = evaluate(suite=evaluation_suite(suite, run_url, run_urls),
-                                   judgments_url=current_judgments_url(storage_url, suite), run_url=run_url, storage_url=storage_url, k=k, gates=gates,
-                                   corpus_url=corpus_url, partitions=partitions, cluster=cluster,
-                                   workers=workers, queue_url=queue_url, return_state=True)
+    if not run_urls:
+        get_run_logger().warning(f"{suite}: no run to score (configure them: goldkeeper suite set {suite} --run URL)")
+    states = _evaluate_runs(suite, run_urls, storage_url, k, gates, corpus_url, queue_url, partitions, cluster, workers)
     print(f"{suite}: {summary}; re-anchored {moved}; queued {len(items)}")
     outcome = {"suite": suite, "corpus_url": corpus_url, "drift": summary, "reanchored": moved,
                "judgments_version": version, "queue_url": queue_url, "evaluations": {url: outcome_of(state) for url, state in states.items()}}
+    return _rolled_up(suite, outcome)
+
+
+@flow(name="goldkeeper-evaluate-suite", log_prints=True)
+def evaluate_suite(suite: str, storage_url: str | None = None, partitions: int = 0, cluster: str | None = None,
+                   workers: int = 2) -> State:
+    """Score every run configured for the suite (suites/<suite>.json) with its cutoffs and
+    gates, on its current judgments and live corpus: the nightly evaluation, and the one after
+    a re-judgment. Failed when an evaluation did not pass."""
+    storage_url = storage_url or default_root()
+    config = read_suite_config(storage_url, suite, required=True)
+    if not config.runs:
+        raise ValueError(f"suite '{suite}' has no run to score: goldkeeper suite set {suite} --run URL")
+    states = _evaluate_runs(suite, config.runs, storage_url, config.k, config.gates, config.corpus_url,
+                            latest_queue_url(storage_url, suite), partitions, cluster, workers)
+    return _rolled_up(suite, {"suite": suite, "corpus_url": config.corpus_url,
+                              "evaluations": {url: outcome_of(state) for url, state in states.items()}})
+
+
+def _configured(config, run_urls: list[str] | None, k: list[int] | None, gates: list[str] | None):
+    """Runs, cutoffs and gates: as given, else as configured, else none, [10] and none."""
+    return (run_urls if run_urls is not None else (config.runs if config else []),
+            k if k is not None else (config.k if config else [10]),
+            gates if gates is not None else (config.gates if config else []))
+
+
+def _evaluate_runs(suite: str, run_urls: list[str], storage_url: str, k: list[int], gates: list[str],
+                   corpus_url: str | None, queue_url: str | None, partitions: int, cluster: str | None,
+                   workers: int) -> dict[str, State]:
+    """Each run scored on the suite's current judgments, as its own evaluation (subflow)."""
+    return {run_url: evaluate(suite=evaluation_suite(suite, run_url, run_urls),
+                              judgments_url=current_judgments_url(storage_url, suite), run_url=run_url,
+                              storage_url=storage_url, k=k, gates=gates, corpus_url=corpus_url, partitions=partitions,
+                              cluster=cluster, workers=workers, queue_url=queue_url, return_state=True)
+            for run_url in run_urls}
+
+
+def _rolled_up(suite: str, outcome: dict[str, Any]) -> State:
     state = rolled_up(outcome)
     if state.is_failed():
         get_run_logger().error(f"{suite}: {state.message}")

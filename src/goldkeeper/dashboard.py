@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import html
 import io
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -21,6 +22,8 @@ from goldkeeper.render import report_markdown
 __all__ = [
     "drift_markdown",
     "metric_rows",
+    "queue_markdown",
+    "rejudge_markdown",
     "suite_page",
     "summary_markdown",
     "trend_chart_svg",
@@ -119,6 +122,87 @@ def drift_markdown(suite: str, summary: Mapping[str, Any], reanchored: int, queu
              f"{(stale_after / total if total else 0):.1%} after.", ""]
     lines += _next_steps(suite, queued, queue_location, [], None)
     return "\n".join(lines).rstrip("\n") + "\n"
+
+
+_MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]<>()#+!|~-])")
+
+#: Why each status needs a person, as a reviewer reads it.
+_WHY = {
+    "SPLIT": "the judged text now spans several chunks; grade each piece (one, several or all may carry the answer)",
+    "MERGED": "the judged text was absorbed into a bigger chunk (the label was moved there); check the bigger chunk "
+              "still deserves the grade",
+    "ORPHANED": "the judged text is gone or was edited; the closest live chunks of its document are below",
+}
+
+
+def _escaped(text: str) -> str:
+    """Text shown literally in markdown, on one paragraph."""
+    return _MARKDOWN_SPECIAL.sub(r"\\\1", re.sub(r"\s+", " ", text))
+
+
+def _marked(judged: str | None, text: str) -> str:
+    """A candidate's text with what it shares with the judged text in bold."""
+    from goldkeeper.core.rejudge import overlap
+
+    if not judged:
+        return _escaped(text)
+    out = []
+    for piece, shared in overlap(judged, text):
+        shown = _escaped(piece)
+        if shared and shown.strip():
+            lead, core, tail = shown[: len(shown) - len(shown.lstrip())], shown.strip(), shown[len(shown.rstrip()):]
+            shown = f"{lead}**{core}**{tail}"
+        out.append(shown)
+    return "".join(out)
+
+
+def rejudge_markdown(suite: str, items: Sequence[Mapping[str, Any]], waiting: int, max_grade: int) -> str:
+    """What a reviewer reads above the re-judgment form: per item, the query, the text that
+    was judged, why it needs a person, and each candidate's text with the words it shares with
+    the judged text in bold. Item n and candidate j here are the form's question n.j."""
+    lines = [f"### Re-judge {len(items)} of {waiting} waiting label(s): {suite}", "",
+             f"For each numbered item, grade every candidate chunk from 0 (does not answer the query) to "
+             f"{max_grade} (fully answers it); a chunk graded above 0 becomes a label. Grading every candidate 0 "
+             "says no live chunk carries it (the label is removed). Leave an item blank to skip it: it comes back "
+             "after the rest of the queue.", ""]
+    for n, item in enumerate(items, start=1):
+        query = item.get("query")
+        lines += [f"#### {n}. {_escaped(query) if query else 'query ' + _escaped(item['query_id'])}", "",
+                  f"Query id `{item['query_id']}`, document `{item['doc_uri']}`; "
+                  f"**{item['status']}**: {_WHY.get(item['status'], 'needs a person')}.", ""]
+        judged = item.get("chunk_text")
+        by = f" by {_escaped(item['labeled_by'])}" if item.get("labeled_by") else ""
+        if judged:
+            lines += [f"Judged text (graded {item['relevance']}{by}):", "", f"> {_escaped(judged).strip()}", ""]
+        else:
+            lines += [f"Judged text: not kept (graded {item['relevance']}{by}; only its hash "
+                      f"`{(item.get('text_sha') or 'none')[:16]}` was recorded).", ""]
+        candidates = item.get("candidates") or []
+        if not candidates:
+            lines += ["No live chunk of its document shares its words: answer whether to remove the label.", ""]
+        for j, candidate in enumerate(candidates, start=1):
+            share = candidate.get("coverage")
+            about = f", holds {share:.0%} of the judged words" if share is not None else ""
+            place = f"chunk {candidate['ordinal']} of " if candidate.get("ordinal") is not None else ""
+            lines += [f"**Candidate {n}.{j}** ({place}`{candidate['doc_uri']}`{about}):", "",
+                      f"> {_marked(judged, candidate.get('text') or '').strip() or '_(no text kept)_'}", ""]
+    return "\n".join(lines).rstrip("\n") + "\n"
+
+
+def queue_markdown(suite: str, pending: Sequence[Mapping[str, Any]], queue_location: str | None, shown: int = 20) -> str:
+    """What is left of a suite's re-judgment queue, next first."""
+    if not pending:
+        return (f"### Re-judgment queue: {suite}\n\nNothing waits for a person: every queued label was answered"
+                + (f" (`{queue_location}`)" if queue_location else "") + ".\n")
+    rows = [(str(n), _escaped(i.get("query") or i["query_id"]), i["status"], str(len(i.get("candidates") or [])))
+            for n, i in enumerate(pending[:shown], start=1)]
+    lines = [f"### Re-judgment queue: {suite}", "",
+             f"{len(pending)} label(s) wait for a person and score as misses until answered"
+             + (f" (`{queue_location}`)" if queue_location else "") + ". Next:", "",
+             *_table(["#", "query", "status", "candidates"], rows, [True, False, False, True])]
+    if len(pending) > shown:
+        lines += ["", f"... and {len(pending) - shown} more."]
+    return "\n".join(lines) + "\n"
 
 
 def _queue_step(suite: str, queued: int, queue_location: str | None) -> str:

@@ -8,13 +8,14 @@ into one line and an exit code. Anything else is a bug (exit 3).
     ├── InputError                  malformed input: file, line, field, what, got what (exit 2)
     │   └── UsageError              a bad flag or argument combination (exit 2)
     └── StorageError                a location that cannot be read or written (exit 2)
+        └── MissingError            ...because nothing is there
 
 Verdicts such as INDETERMINATE are values, never exceptions.
 """
 
 from __future__ import annotations
 
-__all__ = ["GoldkeeperError", "InputError", "StorageError", "UsageError", "compressed_input", "describe_value",
+__all__ = ["GoldkeeperError", "InputError", "MissingError", "StorageError", "UsageError", "compressed_input", "describe_value",
            "is_file_name"]
 
 _MAX_SHOWN = 60
@@ -156,3 +157,7 @@ class StorageError(GoldkeeperError):
         self.problem = problem
         self.hint = hint
         super().__init__(f"{url}: {problem}")
+
+
+class MissingError(StorageError):
+    """A location that does not exist (as opposed to one that could not be reached)."""

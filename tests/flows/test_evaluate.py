@@ -344,7 +344,8 @@ def test_rejudge_pauses_for_a_form_refuses_invalid_answers_and_writes_a_new_vers
 
     outcome = {}
     worker = threading.Thread(target=lambda: outcome.update(rejudge(
-        suite="drifted", corpus_url=str(case / "corpus.json"), storage_url=root, poll_interval=1, timeout=300)))
+        suite="drifted", corpus_url=str(case / "corpus.json"), storage_url=root, poll_interval=1, timeout=300,
+        evaluate_after=False)))
     worker.start()
 
     async def paused():
@@ -356,18 +357,20 @@ def test_rejudge_pauses_for_a_form_refuses_invalid_answers_and_writes_a_new_vers
         time.sleep(0.5)
     assert found, "the rejudge flow never paused"
     run_id = found[0].id
-    answers = {"reviewer": "ana"}
-    for n, item in enumerate(items):
-        answers[f"item_{n}_chunk"] = item["candidates"][0]["chunk_id"] if item is split else "none"
-        answers[f"item_{n}_relevance"] = 2 if item is split else 0
+    orphan = next(i for i in items if i["status"] == "ORPHANED")
+    assert not orphan["candidates"]
+    # The split's first piece graded 2, its second 0; the orphan (no candidate) removed.
+    answers = {"reviewer": "ana", "item_1_1": "2: fully answers the query", "item_1_2": "0: does not answer it",
+               "item_2_remove": True}
+    assert [i["item_id"] for i in items] == [split["item_id"], orphan["item_id"]]
     with pytest.raises(RuntimeError, match="Cannot resume"):
-        resume_flow_run(run_id, run_input={**answers, "item_0_chunk": "c1:not-a-candidate"})
+        resume_flow_run(run_id, run_input={**answers, "item_1_1": "7"})
     with pytest.raises(RuntimeError, match="Cannot resume"):
-        resume_flow_run(run_id, run_input={**answers, "reviewer": "two words"})
+        resume_flow_run(run_id, run_input={**answers, "reviewer": "  "})
     assert asyncio.run(paused()), "an invalid answer must leave the run paused"
     resume_flow_run(run_id, run_input=answers)
     worker.join(120)
-    assert outcome["replaced"] == 1 and outcome["removed"] == len(items) - 1
+    assert outcome["replaced"] == 1 and outcome["removed"] == 1 and outcome["left"] == 0
     from tests.flows.test_verdicts import events_about
 
     shrunk = events_about(prefect_server["PREFECT_API_URL"], "goldkeeper.suite.drifted", "goldkeeper.queue.shrunk")
@@ -376,7 +379,12 @@ def test_rejudge_pauses_for_a_form_refuses_invalid_answers_and_writes_a_new_vers
     rejudged = [json.loads(line) for line in data.decode().splitlines() if "rejudged_from" in line]
     assert len(rejudged) == 1 and rejudged[0]["labeled_by"] == "human:ana" and rejudged[0]["relevance"] == 2
     assert rejudged[0]["chunk_id"] == split["candidates"][0]["chunk_id"] and rejudged[0]["labeled_at"].endswith("Z")
-    assert _artifacts(["goldkeeper-drifted-rejudge"])
+    assert orphan["doc_uri"] not in data.decode()  # removed: answered "none"
+    assert _artifacts(["goldkeeper-drifted-rejudge"]) and _artifacts(["goldkeeper-drifted-queue"])
+    # what people answered is kept as queue-answer lines, and `queue apply` takes that file as is
+    (kept,) = outcome["answers"]
+    lines = [json.loads(line) for line in (tmp_path / kept.removeprefix(f"file://{tmp_path}/")).read_text().splitlines()]
+    assert [(a["chunk_id"], a["relevance"]) for a in lines] == [(split["candidates"][0]["chunk_id"], 2), ("none", 0)]
 
 
 def test_a_storage_failure_mid_lifecycle_keeps_the_previous_version_and_a_rerun_succeeds(prefect_server, tmp_path):

@@ -14,8 +14,10 @@ without answers leave their labels alone. Applying the same answers twice change
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import re
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from difflib import SequenceMatcher
 from typing import Any
 
 from goldkeeper.core.drift import LiveChunk, queue_item_id
@@ -23,7 +25,7 @@ from goldkeeper.core.validation import is_iso8601
 from goldkeeper.errors import InputError, describe_value
 from goldkeeper.models.judgment import Judgment
 
-__all__ = ["AppliedAnswers", "apply_answers", "check_answers"]
+__all__ = ["AppliedAnswers", "apply_answers", "check_answers", "grade_answers", "overlap", "pending_items", "walked"]
 
 NONE = "none"
 
@@ -133,3 +135,95 @@ def apply_answers(
             out.append(Judgment.model_validate(values))
     already = sum(1 for item_id in answers if item_id not in found)
     return AppliedAnswers(out, replaced, removed, already, len(queue) - len(answers))
+
+
+def pending_items(queue: Iterable[Mapping[str, Any]], judgments: Iterable[Judgment]) -> list[dict[str, Any]]:
+    """The queue's items still waiting for a person, in queue order: those whose label is
+    still in the judgments and was not re-judged. An answered item (re-judged, or removed by
+    "none") is never pending again."""
+    present: set[str] = set()
+    answered: set[str] = set()
+    for label in judgments:
+        present.add(_origin(label.__dict__ | label.extra))
+        before = label.extra.get("rejudged_from")
+        if isinstance(before, dict) and isinstance(before.get("item_id"), str):
+            answered.add(before["item_id"])
+    return [dict(item) for item in queue if item["item_id"] in present and item["item_id"] not in answered]
+
+
+def walked(pending: Sequence[Mapping[str, Any]], skipped: Iterable[str]) -> list[dict[str, Any]]:
+    """The pending items with those a person skipped moved to the back, so that the next batch
+    starts with items nobody has seen yet, and batch after batch walks the whole queue."""
+    skip = set(skipped)
+    return [dict(i) for i in pending if i["item_id"] not in skip] + [dict(i) for i in pending if i["item_id"] in skip]
+
+
+def grade_answers(
+    items: Sequence[Mapping[str, Any]], grades: Sequence[Sequence[int | None]], removed: Sequence[bool],
+    labeled_by: str, labeled_at: str,
+) -> tuple[list[dict[str, Any]], list[str]]:
+    """A form's grades as answer rows (queue-answer.schema.json), and the ids of the items
+    left unanswered. ``grades[n][j]`` is the grade of item n's candidate j (None: not graded);
+    ``removed[n]`` says no live chunk carries item n's text. One row per candidate graded
+    above 0; an item whose every candidate was graded 0, or that was removed, is answered
+    "none"; an item with no grade at all (and not removed) is skipped."""
+    rows: list[dict[str, Any]] = []
+    skipped: list[str] = []
+    for item, given, gone in zip(items, grades, removed, strict=True):
+        graded = [(candidate["chunk_id"], grade) for candidate, grade in zip(item.get("candidates") or [], given)
+                  if grade is not None]
+        relevant = [(chunk, grade) for chunk, grade in graded if grade > 0]
+        if relevant:
+            answers = relevant
+        elif gone or graded:
+            answers = [(NONE, 0)]
+        else:
+            skipped.append(item["item_id"])
+            continue
+        rows += [{"item_id": item["item_id"], "chunk_id": chunk, "relevance": grade, "labeled_by": labeled_by,
+                  "labeled_at": labeled_at} for chunk, grade in answers]
+    return rows, skipped
+
+
+_TOKEN = re.compile(r"\S+")
+
+
+def _word(token: str) -> str:
+    return re.sub(r"\W+", "", token.casefold())
+
+
+def overlap(judged: str, candidate: str, *, shortest: int = 3) -> list[tuple[str, bool]]:
+    """The candidate's text in pieces, each marked True where it repeats a run of at least
+    ``shortest`` words of the judged text (words compared without case and punctuation; a
+    judged text shorter than that counts whole). The pieces joined are the candidate text."""
+    tokens = list(_TOKEN.finditer(candidate))
+    theirs = [_word(t.group()) for t in tokens]
+    ours = [_word(t) for t in judged.split()]
+    least = min(shortest, max(1, len(ours)))
+    marked = [False] * len(tokens)
+    matcher = SequenceMatcher(None, theirs, ours, autojunk=False)
+    for block in matcher.get_matching_blocks():
+        if block.size >= least:
+            for n in range(block.a, block.a + block.size):
+                marked[n] = bool(theirs[n]) or marked[n]
+    pieces: list[tuple[str, bool]] = []
+    position = 0
+    for token, mark in zip(tokens, marked, strict=True):
+        start, end = token.span()
+        pieces += [(candidate[position:start], False), (candidate[start:end], mark)]
+        position = end
+    pieces.append((candidate[position:], False))
+    return _merged([piece for piece in pieces if piece[0]])
+
+
+def _merged(pieces: list[tuple[str, bool]]) -> list[tuple[str, bool]]:
+    """Adjacent pieces with the same mark as one; whitespace between two marked pieces marked."""
+    out: list[tuple[str, bool]] = []
+    for n, (text, mark) in enumerate(pieces):
+        if not mark and not text.strip() and 0 < n < len(pieces) - 1 and pieces[n - 1][1] and pieces[n + 1][1]:
+            mark = True
+        if out and out[-1][1] == mark:
+            out[-1] = (out[-1][0] + text, mark)
+        else:
+            out.append((text, mark))
+    return out

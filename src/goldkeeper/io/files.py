@@ -16,7 +16,7 @@ from typing import Any
 
 from typing import TYPE_CHECKING
 
-from goldkeeper.errors import InputError, StorageError, compressed_input
+from goldkeeper.errors import InputError, MissingError, StorageError, compressed_input
 
 if TYPE_CHECKING:
     from goldkeeper.models.judgment import Judgment
@@ -65,6 +65,8 @@ def open_read(url: str) -> Iterator[object]:
             handle = open(path, "rb")  # noqa: SIM115
         except IsADirectoryError:
             raise StorageError(url, "is a directory, not a file") from None
+        except FileNotFoundError as error:
+            raise MissingError(url, f"cannot be read: {_os_problem(error)}") from None
         except OSError as error:
             raise StorageError(url, f"cannot be read: {_os_problem(error)}") from None
         with handle:
@@ -76,7 +78,7 @@ def open_read(url: str) -> Iterator[object]:
         with fsspec.open(url, "rb") as handle:
             yield handle
     except FileNotFoundError:
-        raise StorageError(url, "cannot be read: no such file or object") from None
+        raise MissingError(url, "cannot be read: no such file or object") from None
     except (OSError, ValueError, ImportError) as error:
         raise StorageError(url, f"cannot be read: {error}") from None
 

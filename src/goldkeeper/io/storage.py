@@ -4,8 +4,10 @@
     <root>/history/<suite>/<time>-<sha12>.json      one entry per evaluation
     <root>/queue/<suite>/<time>.jsonl               labels that need a person
     <root>/snapshots/<corpus>/<chunker>-<sha12>/    a sharded corpus snapshot (manifest.json)
+    <root>/suites/<suite>.json                      the suite's configuration (spec/suites.md)
+    <root>/answers/<suite>/<time>-<sha12>.jsonl     people's answers to the queue, as given
 
-The default root is ``file://<cwd>/.goldkeeper``. Every write is atomic (``write_bytes_atomic``);
+The default root is ``$GOLDKEEPER_STORAGE``, else ``file://<cwd>/.goldkeeper``. Every write is atomic (``write_bytes_atomic``);
 credentials come from the environment or the provider's chain, never from here.
 """
 
@@ -17,7 +19,7 @@ import os
 import re
 from typing import Any
 
-from goldkeeper.errors import StorageError, UsageError
+from goldkeeper.errors import InputError, MissingError, StorageError, UsageError, describe_value
 from goldkeeper.io.files import is_local, local_path, read_bytes, write_bytes_atomic
 
 __all__ = [
@@ -29,6 +31,7 @@ __all__ = [
     "default_root",
     "find_evaluation",
     "history_entry",
+    "publish_answers",
     "publish_queue",
     "publish_page",
     "publish_report",
@@ -37,6 +40,9 @@ __all__ = [
     "read_history",
     "read_latest_queue",
     "read_queue",
+    "read_suite",
+    "suite_url",
+    "write_suite",
     "suite_slug",
     "write_judgments_version",
 ]
@@ -45,7 +51,9 @@ _SLUG = re.compile(r"[^a-z0-9]+")
 
 
 def default_root() -> str:
-    return "file://" + os.path.join(os.getcwd(), ".goldkeeper")
+    """``GOLDKEEPER_STORAGE`` when set (how a worker's deployments find their storage without
+    a parameter), else .goldkeeper in the working directory."""
+    return os.environ.get("GOLDKEEPER_STORAGE") or "file://" + os.path.join(os.getcwd(), ".goldkeeper")
 
 
 def suite_slug(suite: str) -> str:
@@ -208,11 +216,13 @@ def history_entry(report: dict[str, Any], report_url: str) -> dict[str, Any]:
     }
 
 
-def publish_queue(root: str, suite: str, items: list[dict[str, Any]], generated_at: str) -> str | None:
-    """Write the re-judgment queue, when it has items; its URL. When the newest queue already
-    holds exactly these items (a repeated event), that one's URL is returned and nothing is
-    written."""
-    if not items:
+def publish_queue(root: str, suite: str, items: list[dict[str, Any]], generated_at: str, *,
+                  keep_empty: bool = False) -> str | None:
+    """Write the re-judgment queue, when it has items (or, with ``keep_empty``, also when it
+    has none: what is left once people answered everything); its URL. When the newest queue
+    already holds exactly these items (a repeated event), that one's URL is returned and
+    nothing is written."""
+    if not items and not keep_empty:
         return None
     body = "".join(json.dumps(i, ensure_ascii=False, separators=(",", ":")) + "\n" for i in items).encode("utf-8")
     try:
@@ -239,6 +249,66 @@ def read_latest_queue(root: str, suite: str) -> tuple[str, list[dict[str, Any]]]
         raise StorageError(directory, "holds no re-judgment queue", hint="run on_reindex or drift --queue first")
     url = _join(directory, names[-1])
     return url, read_queue(url)
+
+
+def suite_url(root: str, suite: str) -> str:
+    return _join(root, "suites", f"{suite_slug(suite)}.json")
+
+
+def read_suite(root: str, suite: str, *, required: bool = True):
+    """The suite's configuration (``SuiteConfig``), checked as ``write_suite`` checks it; None
+    when there is none and ``required`` is false."""
+    from pydantic import ValidationError
+    from pydantic_core import from_json
+
+    from goldkeeper.models.suite import SuiteConfig
+
+    url = suite_url(root, suite)
+    try:
+        data = read_bytes(url)
+    except MissingError:
+        if not required:
+            return None
+        raise InputError(url, f"holds no configuration for suite '{suite}'",
+                         hint=f"goldkeeper suite init {suite} --storage {root} --judgments FILE --run URL") from None
+    try:
+        config = SuiteConfig.model_validate(from_json(data, allow_inf_nan=False))
+    except ValueError as error:
+        first = error.errors()[0] if isinstance(error, ValidationError) else None
+        field = ".".join(str(p) for p in first["loc"]) if first and first["loc"] else "suite"
+        raise InputError(url, (first["msg"] if first else f"not valid JSON ({error})").removeprefix("Value error, "),
+                         field=field, found=describe_value(first.get("input")) if first else "the file") from None
+    _check_gates(url, config.gates)
+    return config
+
+
+def _check_gates(source: str, gates: list[str]) -> None:
+    from goldkeeper.core.gates import parse_gate
+
+    for n, gate in enumerate(gates):
+        try:
+            parse_gate(gate)
+        except InputError as error:
+            raise InputError(source, error.problem, field=f"gates.{n}", found=describe_value(gate)) from None
+
+
+def write_suite(root: str, config) -> str:
+    """Write a suite's configuration (its gates checked first); its URL."""
+    url = suite_url(root, config.suite)
+    _check_gates(url, config.gates)
+    _write(url, (config.model_dump_json(indent=2) + "\n").encode("utf-8"))
+    return url
+
+
+def publish_answers(root: str, suite: str, rows: list[dict[str, Any]], generated_at: str) -> str | None:
+    """People's answers as given (queue-answer.schema.json lines, what ``queue apply`` reads),
+    kept beside the judgments version they made; its URL (None: no answers)."""
+    if not rows:
+        return None
+    body = "".join(json.dumps(r, ensure_ascii=False, separators=(",", ":")) + "\n" for r in rows).encode("utf-8")
+    url = _join(root, "answers", suite_slug(suite), f"{_stamp(generated_at)}-{hashlib.sha256(body).hexdigest()[:12]}.jsonl")
+    _write(url, body)
+    return url
 
 
 def current_judgments_url(root: str, suite: str) -> str:

@@ -1,0 +1,69 @@
+"""A suite's configuration: ``suites/<suite>.json`` on the storage root (spec/suites.md).
+
+What to score, how, and against which corpus, written once (``goldkeeper suite init``) and
+read by every flow that is given only the suite's name: the re-index lifecycle, the nightly
+evaluation and the re-judgment.
+"""
+
+from __future__ import annotations
+
+import re
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+__all__ = ["SuiteConfig"]
+
+_CRON_FIELD = re.compile(r"^[0-9A-Za-z*/,?#LW-]+$")
+
+
+class SuiteConfig(BaseModel):
+    """One suite: its runs, cutoffs and gates, its live corpus, and when it is scored."""
+
+    model_config = ConfigDict(extra="forbid", title="goldkeeper suite configuration")
+
+    format: str = Field("goldkeeper-suite/1", pattern=r"^goldkeeper-suite/1$")
+    suite: str = Field(min_length=1, description="The suite's name; its slug names its files on storage.")
+    runs: list[str] = Field(
+        default_factory=list,
+        description="Run files (JSONL or TREC, any fsspec URL) scored on every evaluation of the suite, "
+        "each published as <suite>-<file stem> when there are several.",
+    )
+    k: list[int] = Field(default_factory=lambda: [10], min_length=1, description="Cutoffs.")
+    gates: list[str] = Field(default_factory=list, description="Gate expressions (spec/gates.md), e.g. recall@10:0.7.")
+    corpus_url: str | None = Field(
+        None, description="The live corpus snapshot (manifest.json or corpus.json); each re-index updates it."
+    )
+    chunker: str | None = Field(
+        None, description="Chunker fingerprint, for re-index events that name chunker output but no chunker."
+    )
+    schedule: str | None = Field(
+        None, description="A cron expression (UTC) for the nightly evaluation; none: scored on events only."
+    )
+    max_grade: int = Field(1, ge=1, lt=1024, description="The top of the suite's relevance scale, for reviewers.")
+
+    @field_validator("runs")
+    @classmethod
+    def _runs(cls, runs: list[str]) -> list[str]:
+        for run in runs:
+            if not run.strip():
+                raise ValueError("a run location may not be empty")
+        if len(set(runs)) != len(runs):
+            raise ValueError("a run is listed twice")
+        return runs
+
+    @field_validator("k")
+    @classmethod
+    def _cutoffs(cls, k: list[int]) -> list[int]:
+        if any(value < 1 for value in k):
+            raise ValueError("cutoffs are positive integers")
+        return sorted(set(k))
+
+    @field_validator("schedule")
+    @classmethod
+    def _cron(cls, schedule: str | None) -> str | None:
+        if schedule is None:
+            return None
+        fields = schedule.split()
+        if len(fields) != 5 or not all(_CRON_FIELD.match(f) for f in fields):
+            raise ValueError(f"must be a cron expression of five fields (minute hour day month weekday), got {schedule!r}")
+        return " ".join(fields)
