@@ -20,10 +20,10 @@ from prefect.artifacts import create_progress_artifact, update_progress_artifact
 
 from goldkeeper.io.evaluation import retrieve_to_storage
 from goldkeeper.io.files import is_local, local_path
-from goldkeeper.io.storage import default_root, suite_slug
+from goldkeeper.io.storage import suite_slug
 
 from goldkeeper.flows.evaluate import _now, evaluate, outcome_of, rolled_up
-from goldkeeper.flows.faults import retry_faults
+from goldkeeper.flows.faults import retry_faults, storage_root
 
 __all__ = ["eval_retriever"]
 
@@ -62,7 +62,7 @@ def eval_retriever(
     """Ask the retriever (``{"backend": "http", "url_template": ..., ...}``, the CLI's flags as
     keys) every judged query, once per mode, and evaluate each run under suite
     ``<suite>-<mode>``. Returns each mode's verdict and report URL."""
-    storage_url = storage_url or default_root()
+    storage_url = storage_root(storage_url)
     stamp = re.sub(r"[^0-9TZ]", "", _now())
     cache = None
     if is_local(storage_url):  # the answer cache appends line by line: local storage only

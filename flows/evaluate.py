@@ -34,7 +34,6 @@ from goldkeeper.io.loading import load_label_rows, load_run_prefixes
 from goldkeeper.io.storage import (
     browser_link,
     content_sha256,
-    default_root,
     evaluation_key,
     find_evaluation,
     publish_page,
@@ -44,7 +43,7 @@ from goldkeeper.io.storage import (
 )
 from goldkeeper.io.files import read_bytes
 from goldkeeper.flows.signals import announce, tag_run
-from goldkeeper.flows.faults import content_kept_out, retry_faults
+from goldkeeper.flows.faults import content_kept_out, retry_faults, storage_root
 
 __all__ = ["EvaluationFailed", "evaluate", "outcome_of", "rolled_up", "verdict_state"]
 
@@ -283,7 +282,7 @@ def evaluate(
     ``partitions`` > 0 scores in that many query partitions (goldkeeper.flows.scale), on
     threads or on Dask (``cluster``: "local" or a scheduler address): the same report.
     ``queue_url`` (the lifecycle's re-judgment queue) brackets each gated metric."""
-    storage_url = storage_url or default_root()
+    storage_url = storage_root(storage_url)
     # Keyed by the inputs' content: the same judgments, run, corpus and settings again (a
     # repeated event, a retried schedule) find the published report and do no work twice;
     # its artifacts are shown again, so a new server's UI has them too.

@@ -19,7 +19,7 @@ from typing import Any
 
 from goldkeeper.errors import InputError
 
-__all__ = ["content_kept_out", "retry_faults"]
+__all__ = ["content_kept_out", "retry_faults", "storage_root"]
 
 
 def retry_faults(task: Any, task_run: Any, state: Any) -> bool:
@@ -43,3 +43,23 @@ def content_kept_out() -> Iterator[None]:
             raise
         raise InputError(error.source, error.problem, line=error.line, field=error.field,
                          found="(not shown: it is the input's content)", hint=error.hint) from None
+
+
+def storage_root(storage_url: str | None) -> str:
+    """The storage a flow run uses: ``storage_url``, else ``GOLDKEEPER_STORAGE``, else (for a
+    flow called in a session, not a deployment's run) .goldkeeper in the working directory. A
+    deployment's run on a worker without either fails at once: its working directory is the
+    worker's, and what it wrote there would be lost to everyone else."""
+    import os
+
+    from prefect.context import FlowRunContext
+
+    from goldkeeper.io.storage import default_root
+
+    if storage_url or os.environ.get("GOLDKEEPER_STORAGE"):
+        return storage_url or os.environ["GOLDKEEPER_STORAGE"]
+    context = FlowRunContext.get()
+    if context is not None and context.flow_run is not None and context.flow_run.deployment_id is not None:
+        raise ValueError("no storage for this deployment's run: set GOLDKEEPER_STORAGE in the worker's environment "
+                         "(e.g. s3://bucket/goldkeeper), or give the storage_url parameter")
+    return default_root()

@@ -34,7 +34,6 @@ from goldkeeper.io.partitioned import remove_work, stage_judgments
 from goldkeeper.io.snapshots import open_corpus
 from goldkeeper.io.storage import (
     current_judgments_url,
-    default_root,
     publish_queue,
     publish_sharded_snapshot,
     read_current_judgments,
@@ -48,7 +47,7 @@ from goldkeeper.io.storage import (
 from goldkeeper.dashboard import drift_markdown
 from goldkeeper.flows.evaluate import _now, evaluate, outcome_of, rolled_up
 from goldkeeper.flows.signals import signal
-from goldkeeper.flows.faults import content_kept_out, retry_faults
+from goldkeeper.flows.faults import content_kept_out, retry_faults, storage_root
 
 __all__ = ["REINDEX_EVENT", "REINDEX_MATCH", "REINDEX_PARAMETERS", "evaluate_suite", "evaluation_suite", "on_reindex",
            "snapshot_corpus"]
@@ -108,7 +107,7 @@ def publish_corpus_snapshot(storage_url: str, corpus: str, chunks_url: str, chun
 def snapshot_corpus(corpus: str, chunks_url: str, chunker: str, storage_url: str | None = None) -> str:
     """Chunker output ({doc_uri, doc_revision, ordinal, text} per line) to a stored, sharded
     snapshot, streamed; the same chunker output twice is stored once."""
-    storage_url = storage_url or default_root()
+    storage_url = storage_root(storage_url)
     published = publish_corpus_snapshot(storage_url, corpus, chunks_url, chunker)
     counts = published["manifest"]["counts"]
     print(f"{corpus}: snapshot of {counts['chunks']} chunks at {published['url']}"
@@ -193,7 +192,7 @@ def on_reindex(
     corpus. ``partitions`` > 0 splits drift by doc_uri (and each evaluation by query id) over
     that many tasks, on threads, or on Dask: ``cluster`` "local" (a LocalCluster of ``workers``
     processes) or a scheduler address (storage must then be shared, s3://...)."""
-    storage_url = storage_url or default_root()
+    storage_url = storage_root(storage_url)
     config = read_suite_config(storage_url, suite)
     chunker = chunker or (config.chunker if config else None)
     if corpus_url is None:
@@ -236,7 +235,7 @@ def evaluate_suite(suite: str, storage_url: str | None = None, partitions: int =
     """Score every run configured for the suite (suites/<suite>.json) with its cutoffs and
     gates, on its current judgments and live corpus: the nightly evaluation, and the one after
     a re-judgment. Failed when an evaluation did not pass."""
-    storage_url = storage_url or default_root()
+    storage_url = storage_root(storage_url)
     config = read_suite_config(storage_url, suite, required=True)
     if not config.runs:
         raise ValueError(f"suite '{suite}' has no run to score: goldkeeper suite set {suite} --run URL")

@@ -38,13 +38,12 @@ from pydantic import Field, create_model
 from goldkeeper.core.judgments import dump_judgments, parse_judgments
 from goldkeeper.core.rejudge import AppliedAnswers, apply_answers, check_answers, grade_answers, pending_items, walked
 from goldkeeper.dashboard import queue_markdown, rejudge_markdown
-from goldkeeper.flows.faults import content_kept_out, retry_faults
+from goldkeeper.flows.faults import content_kept_out, retry_faults, storage_root
 from goldkeeper.flows.lifecycle import evaluate_suite, read_suite_config
 from goldkeeper.flows.signals import signal
 from goldkeeper.io.snapshots import open_corpus
 from goldkeeper.io.storage import (
     current_judgments_url,
-    default_root,
     publish_answers,
     publish_queue,
     read_current_judgments,
@@ -193,7 +192,7 @@ def rejudge(
     and write each batch's answers into a new judgments version; then evaluate the suite again
     (``evaluate_after``, when it has runs configured). ``corpus_url`` defaults to the suite's
     configured live corpus. Returns the counts, the versions and the answers' URLs."""
-    storage_url = storage_url or default_root()
+    storage_url = storage_root(storage_url)
     if batch < 1:
         raise ValueError(f"rejudge: batch is at least 1, got {batch}")
     config = read_suite_config(storage_url, suite)

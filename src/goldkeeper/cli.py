@@ -799,11 +799,13 @@ def _suite_config(values: dict[str, Any], what: str):
         raise UsageError(f"{what}: {field}: {first['msg'].removeprefix('Value error, ')}") from None
 
 
-def _say_suite(root: str, config, url: str, verb: str) -> None:
+def _say_suite(root: str, config, url: str, verb: str, schedule_changed: bool) -> None:
+    """What was written; and, when the schedule was given, the server's schedule made to match."""
     from goldkeeper.io.storage import current_judgments_url
 
     sys.stdout.write(f"{verb} {url}\n" + _suite_text(config, current_judgments_url(root, config.suite)))
-    if config.schedule:
+    if schedule_changed:
+        _quiet_prefect()
         from goldkeeper.flows.schedules import apply_schedule
 
         sys.stdout.write(apply_schedule(config, root) + "\n")
@@ -861,7 +863,7 @@ def suite_init(
                          "by writing suites/<suite>.json, or choose another suite name")
     if existing is None:
         write_judgments_version(root, suite, data, sha)
-    _say_suite(root, config, write_suite(root, config), "wrote")
+    _say_suite(root, config, write_suite(root, config), "wrote", schedule is not None)
 
 
 @suite_app.command("set")
@@ -886,7 +888,7 @@ def suite_set(
         raise UsageError("nothing to change: give at least one of --run, -k, --gate, --corpus, --chunker, "
                          "--schedule, --max-grade")
     config = _suite_config({**read_suite(root, suite).model_dump(), **changes}, f"suite {suite}")
-    _say_suite(root, config, write_suite(root, config), "wrote")
+    _say_suite(root, config, write_suite(root, config), "wrote", schedule is not None)
 
 
 @suite_app.command("show")
@@ -1031,14 +1033,15 @@ def serve(
     cron: Annotated[str, typer.Option("--cron", help="When the nightly evaluation runs (UTC).")] = "0 3 * * *",
 ) -> None:
     """Serve goldkeeper's deployments from this process, for single-box users without a work
-    pool: on-reindex (run by every goldkeeper.corpus.reindexed event), rejudge and evaluate
-    (run from the UI or `prefect deployment run`), evaluate also on --cron with --nightly-*."""
+    pool, each named "serve": on-reindex (run by every goldkeeper.corpus.reindexed event),
+    rejudge, evaluate-suite and evaluate (run from the UI or `prefect deployment run`), and
+    evaluate on --cron with --nightly-*."""
     _quiet_prefect()
     from prefect import serve as prefect_serve
     from prefect.events import DeploymentEventTrigger
 
     from goldkeeper.flows.evaluate import evaluate
-    from goldkeeper.flows.lifecycle import REINDEX_EVENT, REINDEX_MATCH, REINDEX_PARAMETERS, on_reindex
+    from goldkeeper.flows.lifecycle import REINDEX_EVENT, REINDEX_MATCH, REINDEX_PARAMETERS, evaluate_suite, on_reindex
     from goldkeeper.flows.rejudge import rejudge
     from goldkeeper.io.storage import default_root
 
@@ -1046,19 +1049,21 @@ def serve(
     if any(nightly) and not all(nightly):
         raise UsageError("--nightly-suite, --nightly-judgments and --nightly-run go together")
     root = storage or default_root()
-    cutoffs = parse_cutoffs(k) if k else [10]
+    cutoffs = {"k": parse_cutoffs(k)} if k else {}  # none given: the suite's configured cutoffs
     trigger = DeploymentEventTrigger(expect={REINDEX_EVENT}, match=REINDEX_MATCH, parameters=REINDEX_PARAMETERS)
+    # Named "serve", so that they stand beside deployments/prefect.yaml's on one server.
     deployments = [
-        on_reindex.to_deployment(name="on-reindex", triggers=[trigger], parameters={"storage_url": root, "k": cutoffs}),
-        rejudge.to_deployment(name="rejudge", parameters={"storage_url": root}),
+        on_reindex.to_deployment(name="serve", triggers=[trigger], parameters={"storage_url": root, **cutoffs}),
+        rejudge.to_deployment(name="serve", parameters={"storage_url": root}),
+        evaluate_suite.to_deployment(name="serve", parameters={"storage_url": root}),
     ]
     if all(nightly):
         deployments.append(evaluate.to_deployment(
-            name="evaluate-nightly", cron=cron,
+            name="serve-nightly", cron=cron,
             parameters={"suite": nightly_suite, "judgments_url": nightly_judgments, "run_url": nightly_run,
-                        "storage_url": root, "k": cutoffs}))
+                        "storage_url": root, "k": cutoffs.get("k", [10])}))
     else:
-        deployments.append(evaluate.to_deployment(name="evaluate", parameters={"storage_url": root, "k": cutoffs}))
+        deployments.append(evaluate.to_deployment(name="serve", parameters={"storage_url": root, **cutoffs}))
     prefect_serve(*deployments, print_starting_message=True)
 
 

@@ -175,29 +175,33 @@ def test_a_stale_rewrite_loses_cleanly(tmp_path):
     assert len(list((tmp_path / "store" / "judgments" / "s" / "versions").iterdir())) == 2
 
 
-def test_deployments_point_at_real_flows():
-    import importlib
+def test_deployments_point_at_real_flows_of_the_installed_package_with_nothing_to_fill_in():
     from pathlib import Path
 
     import yaml
     from prefect import Flow
+    from prefect.utilities.importtools import import_object
 
-    spec = yaml.safe_load((Path(__file__).resolve().parents[2] / "deployments" / "prefect.yaml").read_text())
+    text = (Path(__file__).resolve().parents[2] / "deployments" / "prefect.yaml").read_text()
+    spec = yaml.safe_load(text)
     names = set()
     for deployment in spec["deployments"]:
-        path, function = deployment["entrypoint"].split(":")
-        module = importlib.import_module("goldkeeper.flows." + Path(path).stem)
-        target = getattr(module, function)
+        assert ".py" not in deployment["entrypoint"]  # a module path: no file of a clone
+        target = import_object(deployment["entrypoint"])
         assert isinstance(target, Flow)
         parameters = set(target.parameters.properties)
         given = set(deployment.get("parameters", {}))
         for trigger in deployment.get("triggers", []):
             given |= set(trigger.get("parameters", {}))
         assert given <= parameters, (deployment["name"], given - parameters)
-        required = set(target.parameters.required or [])
-        assert required <= given, (deployment["name"], required - given)
-        names.add(deployment["name"])
-    assert names == {"on-reindex", "evaluate-nightly", "rejudge"}
+        # only the suite is left to the event, the schedule or the person starting the run
+        assert set(target.parameters.required or []) <= given | {"suite"}, deployment["name"]
+        assert deployment["schedules"] is None  # shipped off; kept on redeploy
+        names.add(f"{target.name}/{deployment['name']}")
+    assert names == {"goldkeeper-on-reindex/on-reindex", "goldkeeper-evaluate-suite/nightly", "goldkeeper-rejudge/rejudge"}
+    assert "<" not in "".join(line.split("#")[0] for line in text.splitlines())  # no placeholder
+    (step,) = spec["pull"]
+    assert step["prefect.deployments.steps.run_shell_script"]["script"] == "goldkeeper --version"
 
 
 def test_on_reindex_from_chunker_output_snapshots_first(prefect_server, tmp_path):

@@ -288,8 +288,8 @@ def _check_gates(source: str, gates: list[str]) -> None:
     for n, gate in enumerate(gates):
         try:
             parse_gate(gate)
-        except InputError as error:
-            raise InputError(source, error.problem, field=f"gates.{n}", found=describe_value(gate)) from None
+        except ValueError as error:
+            raise InputError(source, str(error), field=f"gates.{n}", found=describe_value(gate)) from None
 
 
 def write_suite(root: str, config) -> str:
