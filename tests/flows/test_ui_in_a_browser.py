@@ -164,3 +164,104 @@ def test_the_readmes_ui_path_shows_the_demo_on_the_prefect_ui(prefect_server, tm
     assert page.get_by_text("new judgments").count() >= 1
     assert page.locator("#attribution tr").nth(1).inner_text().split("\t") == ["recall@1", "+0.3000", "+0.3000", "+0.0000"]
     _shot(page, "08-demo-suite-page")
+
+
+def _configured_queue(root: str, tmp_path) -> list[dict]:
+    """Suite "Refunds": the spec's drift case queued on storage, configured with a run over
+    the live corpus, a gate, and the live snapshot; the queue's items."""
+    import json
+
+    from goldkeeper.io.storage import write_suite
+    from goldkeeper.models.suite import SuiteConfig
+    from tests.flows.conftest import queued_suite
+
+    items = queued_suite(root, "Refunds")
+    corpus = FIXTURES / "drift" / "corpus.json"
+    chunks = [c["chunk_id"] for c in json.loads(corpus.read_text())["chunks"]]
+    queries = dict.fromkeys(json.loads(line)["query_id"]
+                            for line in (FIXTURES / "drift" / "judgments.jsonl").read_text().splitlines())
+    run = tmp_path / "run.jsonl"
+    run.write_text("".join(json.dumps({"query_id": q, "ranking": chunks}) + "\n" for q in queries))
+    write_suite(root, SuiteConfig(suite="Refunds", runs=[str(run)], k=[3], gates=["recall@3:0.5"],
+                                  corpus_url=str(corpus), max_grade=2))
+    return items
+
+
+def test_a_reviewer_answers_the_queue_from_the_paused_runs_form_and_the_suite_is_scored_again(
+        prefect_server, tmp_path, browser):
+    """A paused rejudge run on the real server, answered in the UI as a person would: the
+    judged text and each candidate's text are on the page above the form; a name with a space
+    and the SPLIT's two pieces graded relevant, the orphan removed; the new judgments version
+    holds exactly those labels by human:<name>, the queue is empty, and the suite was scored
+    again on the new version."""
+    import json
+    import subprocess
+    import sys
+    import time
+
+    from prefect.client.orchestration import get_client
+
+    from goldkeeper.io.storage import read_current_judgments, read_history, read_latest_queue
+
+    root = f"file://{tmp_path}/store"
+    split, orphan = _configured_queue(root, tmp_path)
+    flow = subprocess.Popen([sys.executable, "-c", "import sys; from goldkeeper.flows.rejudge import rejudge; "
+                             "rejudge(suite='Refunds', storage_url=sys.argv[1], poll_interval=1, timeout=600)", root],
+                            env={**prefect_server}, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        deadline = time.monotonic() + 120
+        paused = []
+        while not paused and time.monotonic() < deadline:
+            with get_client(sync_client=True) as client:
+                paused = [r for r in client.read_flow_runs() if r.state and r.state.is_paused()
+                          and r.parameters.get("storage_url") == root]
+            time.sleep(1)
+        assert paused, "the rejudge run never paused"
+        page = _page(browser)
+        page.goto(f"{_ui(prefect_server)}/runs/flow-run/{paused[0].id}")
+        page.get_by_role("button", name="Resume").first.click()
+        dialog = page.get_by_role("dialog")
+        # what was judged, and each candidate's text (the words shared with it in bold)
+        expect(dialog.get_by_text("Re-judge 2 of 2 waiting label(s): Refunds")).to_be_visible()
+        expect(dialog.get_by_text(" ".join(split["chunk_text"].split())).first).to_be_visible()
+        expect(dialog.get_by_text("only its hash").first).to_be_visible()  # the orphan kept no text
+        _shot(page, "09-rejudge-form")
+        shown = " ".join(dialog.inner_text().split())
+        for candidate in split["candidates"]:
+            assert " ".join(candidate["text"].split()) in shown
+        # each candidate's quote has its words shared with the judged text in bold (the UI's strong)
+        assert dialog.locator("blockquote .markdown-renderer__text--strong").count() >= len(split["candidates"])
+        dialog.get_by_text("Candidate 1.2").first.scroll_into_view_if_needed()  # the description scrolls
+        page.screenshot(path=str(SCREENSHOTS / "09b-rejudge-candidates.png"))
+        # the form's fields in order: the name, a grade per candidate, the orphan's removal, stop
+        dialog.locator("textarea, input[type=text]").first.fill("alice smith")
+        grades = dialog.locator(".p-select-button__control")  # the UI's own select: a button and a list
+        assert grades.count() == 2
+        # as a keyboard user picks from the UI's select: open it, move down to the choice, Enter
+        choices = ["not graded yet", "0: does not answer it", "1", "2: fully answers the query"]
+        for n, choice in ((0, "2: fully answers the query"), (1, "1")):
+            grades.nth(n).focus()
+            for _ in range(1 + choices.index(choice)):
+                page.keyboard.press("ArrowDown")
+            page.keyboard.press("Enter")
+            expect(grades.nth(n)).to_have_text(choice)
+        switches = dialog.locator("input[type=checkbox]")
+        assert switches.count() == 2
+        switches.nth(0).locator("xpath=..").click()  # the toggle drawn over the hidden checkbox
+        expect(switches.nth(0)).to_be_checked()
+        _shot(page, "10-rejudge-form-filled")
+        dialog.get_by_role("button", name="Submit").click()
+        output, _ = flow.communicate(timeout=300)
+        assert flow.returncode == 0, output[-3000:]
+    finally:
+        if flow.poll() is None:
+            flow.kill()
+    data, _ = read_current_judgments(root, "Refunds")
+    rejudged = [json.loads(line) for line in data.decode().splitlines() if "rejudged_from" in line]
+    assert sorted((r["chunk_id"], r["relevance"], r["labeled_by"]) for r in rejudged) == sorted([
+        (split["candidates"][0]["chunk_id"], 2, "human:alice smith"),
+        (split["candidates"][1]["chunk_id"], 1, "human:alice smith")])
+    assert orphan["doc_uri"].encode() not in data
+    assert read_latest_queue(root, "Refunds")[1] == []
+    (evaluation,) = read_history(root, "Refunds")  # scored again, on the new version
+    assert evaluation["judgments_sha256"] == __import__("hashlib").sha256(data).hexdigest()
