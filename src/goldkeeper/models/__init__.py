@@ -14,6 +14,7 @@ if TYPE_CHECKING:
     from .judgment import JUDGMENT_FIELDS, Judgment
     from .report import GateResult, Measurement, Report, StratumScore, Verdict
     from .run import RunEntry
+    from .suite import SuiteConfig
 
 # Each model's module loads on first use: reading labels needs only ``judgment``, and the
 # report and corpus models cost 20-30 ms of import each.
@@ -22,6 +23,7 @@ _MODULES = {
     **dict.fromkeys(("JUDGMENT_FIELDS", "Judgment"), "judgment"),
     **dict.fromkeys(("GateResult", "Measurement", "Report", "StratumScore", "Verdict"), "report"),
     "RunEntry": "run",
+    "SuiteConfig": "suite",
 }
 
 
@@ -43,6 +45,7 @@ __all__ = [
     "Report",
     "RunEntry",
     "StratumScore",
+    "SuiteConfig",
     "Verdict",
     "export_schemas",
 ]
@@ -54,6 +57,7 @@ def export_schemas() -> dict[str, dict]:
     from .judgment import Judgment
     from .report import Report
     from .run import RunEntry
+    from .suite import SuiteConfig
 
     return {
         "judgment.schema.json": Judgment.model_json_schema(),
@@ -64,4 +68,5 @@ def export_schemas() -> dict[str, dict]:
         "snapshot-manifest.schema.json": ShardManifest.model_json_schema(),
         "queue-item.schema.json": QueueItem.model_json_schema(),
         "queue-answer.schema.json": QueueAnswer.model_json_schema(),
+        "suite.schema.json": SuiteConfig.model_json_schema(),
     }
