@@ -777,7 +777,14 @@ def _suite_changes(run: list[str], k: list[str], gate: list[str], corpus: str | 
     if k:
         changes["k"] = parse_cutoffs(k)
     if gate:
+        from goldkeeper.core.gates import parse_gate
+
         changes["gates"] = [] if gate == ["none"] else gate
+        for expression in changes["gates"]:
+            try:
+                parse_gate(expression)
+            except ValueError as error:
+                raise UsageError(f"--gate: {error}") from None
     for name, value in (("corpus_url", corpus), ("chunker", chunker), ("max_grade", max_grade)):
         if value is not None:
             changes[name] = value
@@ -826,7 +833,7 @@ def _suite_text(config, judgments_url: str) -> str:
 @suite_app.command("init")
 def suite_init(
     suite: Annotated[str, typer.Argument(help="The suite's name.")],
-    judgments: Annotated[str, typer.Option("--judgments", "-j", help="Judgments JSONL to start from: copied to the suite's current version.")],
+    judgments: Annotated[Optional[str], typer.Option("--judgments", "-j", help="Judgments JSONL to start from, copied to the suite's current version (omit it when the suite already has judgments on storage).")] = None,
     run: SuiteRuns = [],  # noqa: B006
     k: SuiteK = [],  # noqa: B006
     gate: SuiteGates = [],  # noqa: B006
@@ -838,29 +845,40 @@ def suite_init(
 ) -> None:
     """Configure a suite on storage (suites/<suite>.json) and seed its judgments
     (judgments/<suite>/current.jsonl) from a local or remote file, so that an event or a
-    deployment has only to name the suite."""
+    deployment has only to name the suite. A suite whose judgments are already on storage
+    (a flow or `demo` made them) is configured with those."""
     from goldkeeper.core.judgments import parse_judgments
+    from goldkeeper.errors import MissingError
     from goldkeeper.io.files import read_bytes
-    from goldkeeper.io.storage import default_root, read_current_judgments, read_suite, write_judgments_version, write_suite
+    from goldkeeper.io.storage import (
+        current_judgments_url,
+        default_root,
+        read_current_judgments,
+        read_suite,
+        write_judgments_version,
+        write_suite,
+    )
 
     root = storage or default_root()
     if read_suite(root, suite, required=False) is not None:
         raise UsageError(f"suite '{suite}' is already configured in {root}: change it with `goldkeeper suite set`")
-    data = read_bytes(judgments)
-    labels = parse_judgments(data, source_name(judgments))
+    try:
+        existing, sha = read_current_judgments(root, suite)
+    except MissingError:
+        existing, sha = None, None
+    if judgments is None and existing is None:
+        raise UsageError(f"suite '{suite}' has no judgments in {root}: give --judgments FILE to start from")
+    data = existing if judgments is None else read_bytes(judgments)
+    if existing is not None and existing != data:
+        raise UsageError(f"suite '{suite}' already has other judgments in {root} (a fix or a re-judgment made them); "
+                         "they are kept: omit --judgments to configure the suite with them")
+    source = source_name(judgments) if judgments is not None else current_judgments_url(root, suite)
+    labels = parse_judgments(data, source)
     if not labels:
-        raise UsageError(f"{source_name(judgments)}: holds no judgments; a suite starts from at least one label")
+        raise UsageError(f"{source}: holds no judgments; a suite starts from at least one label")
     values = {"suite": suite, "max_grade": max(1, max(label.relevance for label in labels)),
               **_suite_changes(run, k, gate, corpus, chunker, schedule, max_grade)}
     config = _suite_config(values, f"suite {suite}")
-    try:
-        existing, sha = read_current_judgments(root, suite)
-    except StorageError:
-        existing, sha = None, None
-    if existing is not None and existing != data:
-        raise UsageError(f"suite '{suite}' already has other judgments in {root}; "
-                         "they are kept (a re-judgment or a fix wrote them): configure it without --judgments "
-                         "by writing suites/<suite>.json, or choose another suite name")
     if existing is None:
         write_judgments_version(root, suite, data, sha)
     _say_suite(root, config, write_suite(root, config), "wrote", schedule is not None)

@@ -20,6 +20,14 @@ def test_suite_init_seeds_the_judgments_and_show_reads_back_what_set_changed(tmp
     assert (tmp_path / "store" / "judgments" / "wiki-qa" / "current.jsonl").read_bytes() == judgments.read_bytes()
     config = json.loads((tmp_path / "store" / "suites" / "wiki-qa.json").read_text())
     assert config["k"] == [1, 5] and config["runs"] == ["s3://b/runs/a.jsonl"] and config["max_grade"] == 2
+    other = tmp_path / "other.jsonl"
+    other.write_bytes(judgments.read_bytes().splitlines(keepends=True)[0])
+    (tmp_path / "store" / "suites" / "wiki-qa.json").unlink()
+    kept = run_cli("suite", "init", "Wiki QA", "-j", str(other), "--storage", root)
+    assert kept.code == 2 and "omit --judgments" in kept.stderr
+    assert (tmp_path / "store" / "judgments" / "wiki-qa" / "current.jsonl").read_bytes() == judgments.read_bytes()
+    reused = run_cli("suite", "init", "Wiki QA", "-r", "s3://b/runs/a.jsonl", "--storage", root)  # the judgments on storage
+    assert reused.code == 0, reused.stderr
     again = run_cli("suite", "init", "Wiki QA", "-j", str(judgments), "--storage", root)
     assert again.code == 2 and "suite set" in again.stderr
     changed = run_cli("suite", "set", "Wiki QA", "--gate", "none", "--schedule", "0 3 * * *", "--storage", root)
@@ -35,11 +43,13 @@ def test_suite_commands_refuse_bad_values_in_one_line_and_write_nothing(tmp_path
     monkeypatch.setenv("PREFECT_API_URL", "")
     root = f"file://{tmp_path}/store"
     judgments = str(FIXTURES / "merge" / "judgments.jsonl")
-    for args, said in ((["--gate", "recall@5"], "gates.0"), (["--schedule", "nightly"], "cron expression"),
+    for args, said in ((["--gate", "recall@5"], "--gate: gate 'recall@5'"), (["--schedule", "nightly"], "cron expression"),
                        (["-r", "a", "-r", "a"], "listed twice")):
         refused = run_cli("suite", "init", "w", "-j", judgments, *args, "--storage", root)
         assert refused.code == 2 and said in refused.stderr and "Traceback" not in refused.stderr
     assert not (tmp_path / "store" / "suites").exists()
+    bare = run_cli("suite", "init", "w", "--storage", root)
+    assert bare.code == 2 and "give --judgments FILE" in bare.stderr
     missing = run_cli("suite", "show", "nowhere", "--storage", root)
     assert missing.code == 2 and "holds no configuration for suite 'nowhere'" in missing.stderr
     (tmp_path / "store" / "suites").mkdir(parents=True)
