@@ -1,5 +1,5 @@
 """``python -m goldkeeper`` runs the command line."""
 
-from goldkeeper.launch import entry
+from goldkeeper.cli import main
 
-entry()
+main()

@@ -11,12 +11,29 @@ into one line and an exit code. Anything else is a bug (exit 3).
         └── MissingError            ...because nothing is there
 
 Verdicts such as INDETERMINATE are values, never exceptions.
+
+Every command shares one set of exit codes, and ``guarded`` is the one way a command's
+outcome becomes one:
+
+    0  ok                 1  a check failed (validation errors, a failed or undecided gate)
+    2  bad usage or input 3  internal error, so a crash never reads as a failed gate
 """
 
 from __future__ import annotations
 
-__all__ = ["GoldkeeperError", "InputError", "MissingError", "StorageError", "UsageError", "compressed_input", "describe_value",
-           "is_file_name"]
+import os
+import sys
+from collections.abc import Callable
+from typing import NoReturn
+
+__all__ = ["EXIT_FAILED", "EXIT_INTERNAL", "EXIT_OK", "EXIT_USAGE", "GoldkeeperError", "InputError", "MissingError",
+           "StorageError", "UsageError", "compressed_input", "describe_value", "exit_with", "fail", "guarded",
+           "interrupted", "is_file_name"]
+
+EXIT_OK = 0
+EXIT_FAILED = 1
+EXIT_USAGE = 2
+EXIT_INTERNAL = 3
 
 _MAX_SHOWN = 60
 
@@ -47,7 +64,6 @@ def describe_value(value: object) -> str:
 def is_file_name(value: object) -> bool:
     """Whether an API caller passed a path (str, bytes, ``os.PathLike``) where values belong:
     the functions that take rows or reports say so, rather than fail inside on its letters."""
-    import os
 
     return isinstance(value, (str, bytes, os.PathLike))
 
@@ -161,3 +177,46 @@ class StorageError(GoldkeeperError):
 
 class MissingError(StorageError):
     """A location that does not exist (as opposed to one that could not be reached)."""
+
+
+def fail(message: str, code: int) -> NoReturn:
+    """Say ``message`` on one line of stderr and exit with ``code``."""
+    sys.stderr.write(message.replace("\n", " ") + "\n")
+    raise SystemExit(code)
+
+
+def interrupted() -> NoReturn:
+    """An interrupt (Ctrl-C), said the same way whichever command ran (spec/cli.md)."""
+    fail("error: interrupted", EXIT_USAGE)
+
+
+def exit_with(code: int | None) -> NoReturn:
+    sys.stdout.flush()
+    raise SystemExit(code or 0)
+
+
+def guarded(command: Callable[[], int | None]) -> NoReturn:
+    """Run ``command`` and exit with its code, or with the one its failure maps to: a
+    ``GoldkeeperError`` its own (2) with its message on one line, an interrupted or closed
+    output as usual, anything else 3, an internal error, with no traceback unless
+    ``GOLDKEEPER_DEBUG`` is set."""
+    try:
+        code = command()
+    except GoldkeeperError as error:
+        hint = getattr(error, "hint", None)
+        fail(f"error: {error}" + (f" (hint: {hint})" if hint else ""), error.exit_code)
+    except BrokenPipeError:
+        # The reader went away (``| head``); not our failure.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        exit_with(EXIT_OK)
+    except KeyboardInterrupt:
+        interrupted()
+    except Exception as error:  # the last line of defence, exit 3
+        if os.environ.get("GOLDKEEPER_DEBUG"):
+            raise
+        fail(
+            f"internal error: {type(error).__name__}: {error} "
+            "(a goldkeeper bug; set GOLDKEEPER_DEBUG=1 for the traceback)",
+            EXIT_INTERNAL,
+        )
+    exit_with(code)

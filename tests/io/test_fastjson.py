@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import io
+
 import pytest
 
 from goldkeeper.core import judgments
+from goldkeeper.core.grouped import pack_run
+from goldkeeper.core.runs import iter_run
 from goldkeeper.errors import InputError
 from goldkeeper.io import fastjson
 
@@ -90,18 +94,6 @@ def test_msgspec_decodes_a_plain_block_in_input_key_order():
     assert fastjson.judgment_rows(b'{"relevance":1}') is None
 
 
-def _core_prefixes(data: bytes, depth: int):
-    import io
-
-    from goldkeeper.core.runs import iter_run
-    from goldkeeper.core.scoring import pack_run
-
-    try:
-        return pack_run(iter_run(io.BytesIO(data), "run"), depth)
-    except InputError:
-        return None
-
-
 RUN = b'{"query_id":"q1","ranking":["d1","d2","d1","d3"]}\n{"query_id":"q2","ranking":[]}\n'
 
 
@@ -123,17 +115,25 @@ RUN = b'{"query_id":"q1","ranking":["d1","d2","d1","d3"]}\n{"query_id":"q2","ran
     b'\xef\xbb\xbf' + RUN,
 ])
 @pytest.mark.parametrize("depth", [1, 2, 10])
-def test_run_parts_read_by_msgspec_equal_cores(part, depth):
-    from goldkeeper.io.loading import _jsonl_prefixes
+def test_the_run_reader_gives_cores_heads_or_cores_refusal_at_any_block_size(part, depth, tmp_path, monkeypatch):
+    """The reader streams a run a block at a time, msgspec reading the common lines: whatever
+    the blocks, it gives the heads core's line reader gives, or its refusal, word for word."""
+    from goldkeeper.errors import InputError
+    from goldkeeper.io import loading
 
-    fast, core = _jsonl_prefixes(part, depth), _core_prefixes(part, depth)
-    assert (fast is None) == (core is None)
-    if fast is not None:
-        assert fast == core
-    # Read in place from a larger buffer (RunReader's mapped file), the same part gives the same.
-    padded = b'{"query_id":"before","ranking":["x"]}\n' + part + b'\n{"query_id":"after","ranking":["y"]}\n'
-    start = padded.index(part)
-    assert _jsonl_prefixes(padded, depth, start, start + len(part)) == fast
+    path = tmp_path / "run.jsonl"
+    path.write_bytes(part)
+    try:
+        core: object = pack_run(iter_run(io.BytesIO(part), str(path)), depth)
+    except InputError as error:
+        core = str(error)
+    for block in (1 << 20, 64, 1):
+        monkeypatch.setattr(loading, "RUN_BLOCK_BYTES", block)
+        try:
+            found: object = loading.load_run_prefixes(str(path), None, depth)[0]
+        except InputError as error:
+            found = str(error)
+        assert found == core, block
 
 
 def test_run_lines_refuses_what_it_does_not_take():

@@ -68,23 +68,6 @@ def test_reference_checks_agree_with_the_reference_on_a_messy_set():
         theirs.queries, theirs.labels, theirs.human_labels, theirs.synthetic_labels, theirs.strata)
 
 
-def test_absorb_equals_one_pass_and_refuses_interacting_halves():
-    rows = [dict(BASE, query_id=f"q{i}", doc_uri=f"d{i}", chunk_id=f"c1:{i:032x}") for i in range(10)]
-    one = Validator()
-    one.add_many(rows)
-    first, second = Validator(), Validator()
-    first.add_many(rows[:5])
-    second.add_many(rows[5:])
-    assert first.absorb(second)
-    assert first.result() == one.result()
-
-    clash_a, clash_b = Validator(), Validator()
-    clash_a.add_many(rows[:5])
-    clash_b.add_many([rows[0]])
-    assert not clash_a.absorb(clash_b)
-    assert clash_a.result().labels == 5  # unchanged
-
-
 def test_rows_that_are_mappings_but_not_dicts_validate_as_dicts():
     """The column path maps dict.get in C; other mappings are copied to dicts first."""
     from types import MappingProxyType
@@ -99,18 +82,3 @@ def test_rows_that_are_mappings_but_not_dicts_validate_as_dicts():
     assert [i.code for i in validate(rows).issues][:2] == ["duplicate-label", "bad-chunk-id"]
 
 
-def test_a_validator_sent_between_processes_comes_back_equal():
-    """Its string sets cross as joined blobs (join_strings); a NUL inside a string keeps the list."""
-    import pickle
-
-    from goldkeeper.core.validation import Validator
-
-    rows = [{"query_id": "q1", "doc_uri": "d1", "relevance": 1, "query": "x", "corpus_fingerprint": "f"},
-            {"query_id": "q\x00", "doc_uri": "d\u00e9", "relevance": 0, "labeled_by": "human:a"},
-            {"query_id": "q1", "doc_uri": "d1", "relevance": 2}]
-    for labels in (rows[:1], rows[:2], rows, []):
-        validator = Validator()
-        validator.add_many(labels)
-        back = pickle.loads(pickle.dumps(validator, protocol=pickle.HIGHEST_PROTOCOL))
-        assert back.__dict__ == validator.__dict__
-        assert back.result() == validator.result()

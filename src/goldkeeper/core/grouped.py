@@ -1,9 +1,8 @@
 """Judgments and runs grouped for scoring: pure Python, without numpy or pydantic.
 
-``Qrels`` holds the labels by query and ``RunHeads`` a run cut to what scoring reads. The
-readers (io.loading, io.scan) build both, in a forked child too, and need neither numpy nor
-pydantic for it, so this module imports neither. ``goldkeeper.core.scoring`` re-exports every
-name.
+``Qrels`` holds the labels by query and ``RunHeads`` a run cut to what scoring reads; the
+readers (io.loading) build both a block at a time. ``goldkeeper.core.scoring`` re-exports
+every name.
 """
 
 from __future__ import annotations
@@ -16,8 +15,8 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from goldkeeper.models.judgment import Judgment
 
-__all__ = ["UNSTRATIFIED", "Qrels", "RunHeads", "build_qrels", "group_labels", "join_strings", "label_target",
-           "merge_qrels", "pack_run", "split_strings", "top_keys"]
+__all__ = ["UNSTRATIFIED", "Qrels", "RunHeads", "build_qrels", "group_labels", "label_target", "merge_qrels",
+           "pack_run", "top_keys"]
 
 UNSTRATIFIED = "_unstratified"
 _EMPTY: dict[str, int] = {}
@@ -171,9 +170,8 @@ class RunHeads:
     first ``depth`` distinct keys (``top_keys``), flat, with their count, and the queries whose
     ranking repeated a key among the keys read.
 
-    ``query_values`` reads it with C-level maps over the flat lists rather than a loop per
-    query (100,000 queries: 0.12 s against 0.64 s). The CLI's readers build it a block at a
-    time, in another process, and it crosses the pipe as two strings (``__getstate__``).
+    Flat lists, so that ``query_values`` reads them with maps over the lists rather than a
+    loop per query; the readers build it a block at a time.
     """
 
     __slots__ = ("depth", "keys", "lengths", "query_ids", "repeated")
@@ -218,27 +216,6 @@ class RunHeads:
         for query_id, length in zip(self.query_ids, self.lengths):
             yield query_id, keys[at:at + length]
             at += length
-
-    def __getstate__(self) -> tuple[Any, ...]:
-        return (self.depth, join_strings(self.query_ids), join_strings(self.keys), self.lengths, self.repeated)
-
-    def __setstate__(self, state: tuple[Any, ...]) -> None:
-        self.depth, query_ids, keys, self.lengths, self.repeated = state
-        self.query_ids, self.keys = split_strings(query_ids), split_strings(keys)
-
-
-def join_strings(strings: list[str]) -> bytes | list[str]:
-    """Strings to send to another process as one UTF-8 blob (``split_strings`` undoes it):
-    1.1 million strings took 0.23 s to pickle and 0.11 s to unpickle as a list, against a
-    join and a split. A list holding a NUL is returned as it is."""
-    joined = "\x00".join(strings)
-    if not strings or joined.count("\x00") != len(strings) - 1:  # none, or a string holds a NUL
-        return strings
-    return joined.encode("utf-8", "surrogatepass")
-
-
-def split_strings(strings: bytes | list[str]) -> list[str]:
-    return strings.decode("utf-8", "surrogatepass").split("\x00") if isinstance(strings, bytes) else strings
 
 
 def pack_run(entries: Iterable[Any], depth: int, into: RunHeads | None = None) -> RunHeads:

@@ -28,8 +28,9 @@ import numpy as np
 __all__ = ["MAX_DRAWS", "MIN_RESAMPLES", "BootstrapSpec", "Interval", "bca_interval", "bca_intervals", "clopper_pearson", "metric_interval"]
 
 #: Draws per block of resamples (bounded memory at any n), and bins one bincount may count
-#: into and stay in a core's cache (1 MiB of int64).
-_COUNT_BINS = 1 << 17
+#: into: a block's draws and counts (384 KiB at most) stay in a core's cache, and arrays
+#: this small are served again from the heap when the block before them is freed.
+_COUNT_BINS = 1 << 15
 #: Metrics with at most this many distinct values are resampled through a multinomial over
 #: those values: the same bootstrap distribution of the mean, at O(resamples x distinct).
 _FEW_DISTINCT = 64
@@ -84,15 +85,10 @@ def _resampled_means(values: np.ndarray, resamples: int, seed: int) -> np.ndarra
     """(resamples x metrics) means of bootstrap resamples of the rows of ``values`` (n x m).
 
     One or two metrics gather the drawn rows directly; more share one count matrix per block
-    of resamples (a bincount), so the draws are paid once for every metric. The blocks are
-    small enough that the draws and the bins stay in a core's cache: at n = 10,000, a
-    bincount over 4M-cell blocks took 0.28 s per 10M draws, over 2^17-cell blocks 0.014 s,
-    and 10,000 resamples in blocks of 10 took 0.49 s. Gathering two metrics in blocks of 2^17
-    draws rather than 4M: 0.57-0.59 s against 0.71-0.72 s at n = 10,000 (with score's
-    ``keep_freed_blocks``), the same floats (each resample's sum is its own row's). Counting
-    each resample's bincount on its own, to keep it in cache, gave nothing (0.47 s against
-    0.46 s for three metrics). The draws come from SFC64, about twice as fast as PCG64
-    here, and are the same whatever the blocks."""
+    of resamples (a bincount), so the draws are paid once for every metric. Blocks are sized
+    for the cache (``_COUNT_BINS``); each resample's sum is its own row's, so the floats are
+    the same whatever the blocks, and so are the draws (SFC64, drawn in order).
+    """
     n, m = values.shape
     rng = np.random.Generator(np.random.SFC64(seed))
     out = np.empty((resamples, m))

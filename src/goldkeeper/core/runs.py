@@ -28,7 +28,7 @@ def _fail(source: str, number: int, message: str) -> InputError:
     return InputError(source, message, line=number)
 
 
-def _fast_rows(lines: Iterable[bytes | str], source: str) -> Iterator[tuple[int, Any, bool]]:
+def _fast_rows(lines: Iterable[bytes | str], source: str, first_line: int = 1) -> Iterator[tuple[int, Any, bool]]:
     """``(line, row, checked)``: ``checked`` when the row was proved sound on the fast path.
 
     The common line, ``{"query_id", "ranking"}`` with non-empty string keys, is decoded by
@@ -37,7 +37,7 @@ def _fast_rows(lines: Iterable[bytes | str], source: str) -> Iterator[tuple[int,
     """
     from pydantic_core import from_json
 
-    for number, raw in enumerate(lines, start=1):
+    for number, raw in enumerate(lines, start=first_line):
         is_bytes = isinstance(raw, bytes)
         try:
             row = from_json(raw, allow_inf_nan=False, cache_strings=False)
@@ -71,12 +71,15 @@ def _all_keys(ranking: list, raw: bytes | str, is_bytes: bool) -> bool:
     return not ((b'""' in raw if is_bytes else '""' in raw) and "" in ranking)
 
 
-def iter_run(lines: Iterable[bytes | str], source: str = "run") -> Iterator[RunEntry]:
-    """Stream run entries, refusing malformed ones with their line."""
+def iter_run(lines: Iterable[bytes | str], source: str = "run", *, first_line: int = 1,
+             seen: dict[str, int] | None = None) -> Iterator[RunEntry]:
+    """Stream run entries, refusing malformed ones with their line. A part of a file is read
+    with ``first_line``, the number of its first line, and ``seen``, the line of each query
+    the parts before it named (updated here)."""
     from goldkeeper.models.run import RunEntry
 
-    first_seen: dict[str, int] = {}
-    for number, row, checked in _fast_rows(lines, source):
+    first_seen: dict[str, int] = {} if seen is None else seen
+    for number, row, checked in _fast_rows(lines, source, first_line):
         if not isinstance(row, dict):
             raise InputError(source, "must be a JSON object", line=number, field="line",
                              found=describe_value(row))

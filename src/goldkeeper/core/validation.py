@@ -15,18 +15,14 @@ reference's findings of the same kind.
 
 from __future__ import annotations
 
-import functools
-import operator
 import re
-from collections import Counter
 import unicodedata
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from itertools import repeat
 from typing import TYPE_CHECKING, Any, Literal
 
-from goldkeeper.core.grouped import Qrels, build_qrels, group_labels, join_strings, split_strings
+from goldkeeper.core.grouped import Qrels, build_qrels
 from goldkeeper.core.identity import text_sha
 
 if TYPE_CHECKING:
@@ -38,11 +34,6 @@ __all__ = ["Issue", "Severity", "ValidationResult", "Validator", "is_iso8601", "
 _CHUNK_ID = re.compile(r"c1:[0-9a-f]{32}")
 _TEXT_SHA = re.compile(r"t1:[0-9a-f]{32}")
 _UNSTRATIFIED = "_unstratified"
-_QUERY_ID = operator.itemgetter("query_id")
-_DOC_URI = operator.itemgetter("doc_uri")
-_RELEVANCE = operator.itemgetter("relevance")
-_FIRST = operator.itemgetter(0)
-_SECOND = operator.itemgetter(1)
 _PROVENANCE = ("human:", "synthetic:")
 _THIN_STRATUM = 5
 
@@ -94,14 +85,6 @@ class ValidationResult:
                 "strata": dict(self.strata)}
 
 
-def _column(rows: list[Mapping[str, Any]], name: str) -> list[Any]:
-    """An optional field's value on each row, None where absent: ``dict.get`` mapped in C, twice
-    as fast as ``operator.methodcaller`` (500,000 rows: 0.022 s against 0.046); a row that is
-    not a dict raises TypeError."""
-    return list(map(dict.get, rows, repeat(name)))
-
-
-@functools.lru_cache(maxsize=4096)  # labels made in one session share their timestamps
 def is_iso8601(value: str) -> bool:
     text = value[:-1] + "+00:00" if value.endswith(("Z", "z")) else value
     if len(text) < 10:
@@ -143,34 +126,8 @@ class Validator:
         self._fingerprints: set[str] = set()
         self._seen: set[tuple[str, str]] = set()
         self._query_text: dict[str, str] = {}
-        #: Queries whose text changed among this validator's labels (for ``absorb``).
-        self._text_changed: set[str] = set()
         self._strata: dict[str, int] = {}
         self._doc_uris: set[str] = set()
-
-    # A worker's validator travels back to be absorbed: its sets of strings cross as UTF-8
-    # blobs (``join_strings``). 47,000 labels' state took 0.035 s to pickle and 0.016 s to
-    # unpickle as objects, against 0.023 s and 0.014 s (walking the pairs is most of it).
-    _STRING_SETS = ("_queries", "_fingerprints", "_doc_uris")
-
-    def __getstate__(self) -> dict[str, Any]:
-        state = dict(self.__dict__)
-        for name in self._STRING_SETS:
-            state[name] = join_strings(list(state[name]))
-        pairs = list(self._seen)
-        state["_seen"] = (join_strings(list(map(_FIRST, pairs))), join_strings(list(map(_SECOND, pairs))))
-        texts = self._query_text
-        state["_query_text"] = (join_strings(list(texts)), join_strings(list(texts.values())))
-        return state
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        for name in self._STRING_SETS:
-            state[name] = set(split_strings(state[name]))
-        firsts, seconds = state["_seen"]
-        state["_seen"] = set(zip(split_strings(firsts), split_strings(seconds)))
-        keys, values = state["_query_text"]
-        state["_query_text"] = dict(zip(split_strings(keys), split_strings(values)))
-        self.__dict__.update(state)
 
     @property
     def labels(self) -> int:
@@ -184,94 +141,12 @@ class Validator:
         self.add_many((row,))
 
     def add_many(self, rows: Iterable[Mapping[str, Any]]) -> None:
-        """Account for many labels.
-
-        A batch that raises no per-label finding (the common case) is accounted for column
-        by column with C-level builtins; any batch that might is replayed label by label,
-        which is the definition, so findings and their order are the same either way.
-        """
+        """Account for many labels, one at a time, findings in file order; a validator given
+        a ``Qrels`` groups them into it too."""
         batch = rows if isinstance(rows, list) else list(rows)
-        try:
-            done = self._add_columns(batch)
-        except TypeError:  # a mapping that is not a dict: _column's dict.get refused it
-            batch = [dict(row) for row in batch]
-            done = self._add_columns(batch)
-        if not done:  # (done, the column path grouped the labels too)
-            self._add_rows(batch)
-            if self._qrels is not None:
-                build_qrels(batch, self._qrels)
-
-    def _add_columns(self, rows: list[Mapping[str, Any]]) -> bool:
-        """The fast path: True when done, False (nothing changed) when a label needs a finding."""
-        qids = list(map(_QUERY_ID, rows))
-        docs = list(map(_DOC_URI, rows))
-        relevance = list(map(_RELEVANCE, rows))
-        queries = _column(rows, "query")
-        labeled_by = _column(rows, "labeled_by")
-        named = _column(rows, "stratum")
-        # The other fields are read only when some row has one: when the rows' keys are just
-        # the three required ones and those read, every other field is absent (add_many of the
-        # score bench's 50,000 labels, none with those fields, took 42 ms against 45 ms).
-        read = 6 * len(rows) - queries.count(None) - labeled_by.count(None) - named.count(None)
-        nothing = [None] * len(rows)
-        column = (lambda name: _column(rows, name)) if sum(map(len, rows)) != read else (lambda name: nothing)
-        chunks = column("chunk_id")
-        without_chunk = chunks.count(None)
-        # Each label's target: its chunk, else its document (all documents: the common case).
-        targets = docs if without_chunk == len(rows) else [d if c is None else c for c, d in zip(chunks, docs)]
-        if self._qrels is None:
-            key_set = set(zip(qids, targets))
-            if len(key_set) != len(rows) or not key_set.isdisjoint(self._seen):
-                return False
-        else:  # the batch grouped is the pairs' set; it joins the grouping at the end
-            batch = group_labels(qids, targets, relevance)
-            if sum(map(len, batch.values())) != len(rows) or not self._qrels.can_join(batch):
-                return False
-        if None in queries:
-            pairs = [(q, t) for q, t in zip(qids, queries) if t is not None]
-            texts = dict(pairs)
-            consistent = len(set(pairs)) == len(texts)
-        else:  # every label carries its query text: each must be its query's last one
-            texts = dict(zip(qids, queries))
-            consistent = list(map(texts.__getitem__, qids)) == queries
-        if not consistent:
-            return False
-        known = self._query_text
-        if known and any(map(operator.ne, map(known.get, texts, texts.values()), texts.values())):
-            return False
-        present = [c for c in chunks if c is not None] if without_chunk else chunks
-        if not all(map(_CHUNK_ID.fullmatch, present)):
-            return False
-        shas = column("text_sha")
-        if shas.count(None) != len(shas):  # else no hash to check or to compare with a text
-            if not all(map(_TEXT_SHA.fullmatch, [s for s in shas if s is not None])):
-                return False
-            for chunk_text, sha in zip(column("chunk_text"), shas):
-                if chunk_text is not None and sha is not None and text_sha(chunk_text) != sha:
-                    return False
-        labelers = Counter(labeled_by)
-        if any(v is not None and not v.startswith(_PROVENANCE) for v in labelers):
-            return False
-        if any(v is not None and not is_iso8601(v) for v in set(column("labeled_at"))):
-            return False
-        self._labels += len(rows)
-        self._positives += len(relevance) - relevance.count(0)
-        self._human += sum(n for v, n in labelers.items() if v and v.startswith("human:"))
-        self._synthetic += sum(n for v, n in labelers.items() if v and v.startswith("synthetic:"))
-        self._with_chunk_id += len(present)
-        self._fingerprints.update(filter(None, set(column("corpus_fingerprint"))))
-        strata = self._strata
-        for name, count in Counter(named).items():
-            name = name or _UNSTRATIFIED
-            strata[name] = strata.get(name, 0) + count
-        if self._qrels is None:
-            self._queries.update(qids)
-            self._seen |= key_set
-        else:
-            self._qrels.join(batch, qids, named)
-        self._doc_uris.update(docs)
-        known.update(texts)
-        return True
+        self._add_rows(batch)
+        if self._qrels is not None:
+            build_qrels(batch, self._qrels)
 
     def _add_rows(self, rows: Iterable[Mapping[str, Any]]) -> None:
         """The definition: one label at a time, findings in file order."""
@@ -333,7 +208,6 @@ class Validator:
                         f"query {query_id} has two different query strings",
                     )
                     query_text[query_id] = query
-                    self._text_changed.add(query_id)
 
             if chunk is not None:
                 with_chunk_id += 1
@@ -379,48 +253,6 @@ class Validator:
         """Every query seen: the grouping's, when this validator groups (a set of them, kept
         besides, took 2.5 ms of 50,000 labels' 55 ms, and crossed the pipe), else its own."""
         return self._queries if self._qrels is None else self._qrels.grades.keys()
-
-    def absorb(self, later: Validator) -> bool:
-        """Take in a validator that saw the labels *after* this one's, as one pass would have.
-
-        Returns False, changing nothing, when the two halves interact (a label of the later
-        one repeats a target or a query text of this one's): only re-feeding the later labels
-        gives the per-label findings in their right place then. That is rare, and the caller
-        falls back to it.
-        """
-        if (self._qrels is None) != (later._qrels is None):
-            raise ValueError("Validator.absorb: one validator groups its labels and the other does not")
-        if self._qrels is None:
-            if not self._seen.isdisjoint(later._seen):
-                return False
-        else:  # the later labels' grouping is merged by the caller, after
-            grades = self._qrels.grades
-            for query_id, targets in later._qrels.grades.items():
-                mine = grades.get(query_id)
-                if mine is not None and not mine.keys().isdisjoint(targets):
-                    return False
-        # A query with text on both sides interacts unless every later text of it is the
-        # earlier side's last one: only the later side's last text is kept, so one that
-        # changed there interacts too (the later side's first text may differ from ours).
-        text = self._query_text
-        for query_id, query in later._query_text.items():
-            if query_id in text and (text[query_id] != query or query_id in later._text_changed):
-                return False
-        self._issues.extend(later._issues)
-        self._labels += later._labels
-        self._positives += later._positives
-        self._human += later._human
-        self._synthetic += later._synthetic
-        self._with_chunk_id += later._with_chunk_id
-        self._queries |= later._queries
-        self._fingerprints |= later._fingerprints
-        self._seen |= later._seen
-        self._doc_uris |= later._doc_uris
-        text.update(later._query_text)
-        self._text_changed |= later._text_changed
-        for name, count in later._strata.items():
-            self._strata[name] = self._strata.get(name, 0) + count
-        return True
 
     def result(self) -> ValidationResult:
         """The findings so far, in the normative order."""

@@ -60,7 +60,7 @@ from goldkeeper.io.files import (
     size_of,
     source_name,
 )
-from goldkeeper.io.loading import iter_label_blocks, load_run_prefixes
+from goldkeeper.io.loading import read_labels, load_run_prefixes
 from goldkeeper.io.snapshots import FORMAT, MANIFEST, ShardedCorpus, _HashingWriter, open_corpus
 from goldkeeper.models.judgment import Judgment
 
@@ -311,7 +311,7 @@ def split_labels_by_query(judgments_url: str, work_url: str, partitions: int, fm
     """Read the judgments once (any format ``score`` reads): validate them, group them for
     scoring, and write each query partition's label rows. Returns the grouping (the driver
     merges and summarizes with it), the validation and the file's sha256."""
-    blocks, hashed = iter_label_blocks(judgments_url, fmt)
+    blocks, hashed = read_labels(judgments_url, fmt)
     qrels = Qrels()
     validator = Validator(qrels)
     with ExitStack() as stack:
@@ -360,7 +360,7 @@ def score_partition(work_url: str, partition: int, fmt: str, ks: Sequence[int], 
     qrels = Qrels()
     url = _scoring_url(work_url, "labels", partition, "jsonl")
     if size_of(url):  # a partition may hold no query
-        for block in iter_label_blocks(url, "jsonl")[0]:
+        for block in read_labels(url, "jsonl")[0]:
             build_qrels(block, qrels)
     run_url = _scoring_url(work_url, "run", partition, fmt)
     entries = load_run_prefixes(run_url, fmt, max(ks))[0] if size_of(run_url) else []

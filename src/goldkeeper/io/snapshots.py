@@ -14,17 +14,19 @@ import gzip
 import hashlib
 import io
 import json
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Annotated, Any
 
 import msgspec
 from typing_extensions import Required, TypedDict
 
-from goldkeeper.core.drift import Corpus, LiveChunk, chunk_from_dict, parse_corpus, snapshot_rows
+from goldkeeper.core.drift import Corpus, DriftResult, LiveChunk, chunk_from_dict, classify, parse_corpus, snapshot_rows
 from goldkeeper.errors import InputError, compressed_input, describe_value
 from goldkeeper.io.fastjson import NonEmpty as _NonEmpty
+from goldkeeper.io.fastjson import judgment_blocks
 from goldkeeper.io.files import (
     is_local,
+    iter_blocks,
     local_path,
     open_read,
     open_write_atomic,
@@ -34,7 +36,7 @@ from goldkeeper.io.files import (
     source_name,
 )
 
-__all__ = ["MANIFEST", "Chunk", "ShardedCorpus", "corpus_json", "open_corpus", "write_sharded_snapshot"]
+__all__ = ["MANIFEST", "Chunk", "ShardedCorpus", "classify_url", "corpus_json", "open_corpus", "write_sharded_snapshot"]
 
 MANIFEST = "manifest.json"
 FORMAT = "goldkeeper-corpus-shards/1"
@@ -309,3 +311,13 @@ class _HashingWriter(io.RawIOBase):
     def close(self) -> None:  # the caller owns ``inner``
         super().close()
 
+
+
+def classify_url(judgments_url: str, corpus_url: str, *, progress: Callable[[int], None] | None = None
+                 ) -> tuple[list[dict[str, Any]], DriftResult, Corpus | ShardedCorpus]:
+    """The label rows of a judgments file, their drift against a snapshot, and the opened
+    snapshot (for fix and the queue). A snapshot that cannot be read is reported before any
+    label."""
+    corpus = open_corpus(corpus_url)
+    rows = [row for block in judgment_blocks(iter_blocks(judgments_url), source_name(judgments_url)) for row in block]
+    return rows, classify(rows, corpus, progress=progress), corpus

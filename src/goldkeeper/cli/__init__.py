@@ -1,0 +1,18 @@
+"""The ``goldkeeper`` command: one typer application, its commands grouped by concept.
+
+    app       the application, shared options and printers, ``main``
+    labels    validate, convert, id, example
+    scoring   score, eval, compare, power, audit, agreement, calibrate
+    drift     drift, snapshot, queue apply
+    suites    suite init|set|show, history
+    flows     emit-reindex, alert, serve, demo (the only ones that import prefect, when run)
+
+Exit codes and the one way failures become them (``guarded``) are in ``goldkeeper.errors``.
+"""
+
+from goldkeeper.cli.app import app, main
+
+# Each module registers its commands on import; `goldkeeper --help` lists them in this order.
+from goldkeeper.cli import labels, scoring, drift, suites, flows  # noqa: E402, F401, I001
+
+__all__ = ["app", "main"]

@@ -1,0 +1,181 @@
+"""The ``goldkeeper`` command's app: the typer application every command registers on,
+the options and printers they share, and ``main``.
+
+Every command shares one contract: text for people on stdout, or ``--format json`` for
+machines (stdout then holds only JSON, messages go to stderr); and one set of exit codes
+(``goldkeeper.errors``). Malformed input is reported as one line on stderr, ``error:
+<file>:<line>: <field>: <what is wrong>, got <what was found>``, never as a traceback. Only
+the subcommands that run flows import prefect, and only when they run.
+"""
+
+from __future__ import annotations
+
+import gc
+import json
+import os
+import sys
+from enum import Enum
+from typing import Annotated, Any, NoReturn
+
+import typer
+
+from goldkeeper._version import __version__
+from goldkeeper.errors import EXIT_OK, EXIT_USAGE, UsageError, exit_with, fail, guarded, interrupted
+
+__all__ = ["GATE_HELP", "THRESHOLD_HELP", "FormatOption", "LabelsFormat", "OutputFormat", "ReportFormat", "app",
+           "emit_json", "main", "parse_cutoffs", "progress", "quiet_prefect"]
+
+app = typer.Typer(
+    name="goldkeeper",
+    help="Keep a RAG retrieval test suite true across re-chunks, and gate on it honestly.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+class OutputFormat(str, Enum):
+    text = "text"
+    json = "json"
+
+
+
+class LabelsFormat(str, Enum):
+    jsonl = "jsonl"
+    trec = "trec"
+    beir = "beir"
+
+
+class ReportFormat(str, Enum):
+    text = "text"
+    json = "json"
+    markdown = "markdown"
+
+
+FormatOption = Annotated[
+    OutputFormat, typer.Option("--format", help="text for people, json for machines.")
+]
+
+
+def _version_callback(value: bool) -> None:
+    if value:
+        sys.stdout.write(f"goldkeeper {__version__}\n")
+        raise typer.Exit(EXIT_OK)
+
+
+@app.callback()
+def _root(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", callback=_version_callback, is_eager=True, help="Print the version."
+        ),
+    ] = False,
+) -> None:
+    """Keep a RAG retrieval test suite true across re-chunks, and gate on it honestly."""
+
+
+def emit_json(payload: Any, *, large: bool = False) -> None:
+    if large:
+        # Per-label output (drift): orjson is several times faster. Its layout is json.dumps'
+        # with indent=2; only exponents differ (1e-7 for 1e-07), and drift prints none.
+        import orjson
+
+        sys.stdout.flush()
+        sys.stdout.buffer.write(orjson.dumps(payload, option=orjson.OPT_INDENT_2) + b"\n")
+        sys.stdout.buffer.flush()
+        return
+    sys.stdout.write(json.dumps(payload, ensure_ascii=False, indent=2) + "\n")
+
+
+THRESHOLD_HELP = "Lowest grade that counts as relevant."
+GATE_HELP = ("A gate, repeatable: recall@5:0.8 (at least), ndcg@10:-0.02 (a drop from --baseline of at "
+             "most 0.02), worst-stratum:recall@5:0.5, recall@5:ci-lower:0.6, ndcg@10:regression, "
+             "recall@5:sequential:0.8, coverage:0.95, drift:0.05 (spec/metrics.md).")
+
+
+
+class progress:
+    """A rich progress bar on stderr while a long read runs, when stderr is a terminal."""
+
+    def __init__(self, what: str, total: int | None = None) -> None:
+        self.what, self.total, self.bar = what, total, None
+
+    def __enter__(self):
+        if not sys.stderr.isatty():
+            return None
+        from rich.console import Console
+        from rich.progress import Progress
+
+        self.bar = Progress(console=Console(stderr=True), transient=True)
+        self.bar.start()
+        task = self.bar.add_task(self.what, total=self.total)
+        return lambda done: self.bar.update(task, completed=done)
+
+    def __exit__(self, *exc: object) -> None:
+        if self.bar is not None:
+            self.bar.stop()
+
+
+
+def quiet_prefect() -> None:
+    """Nothing leaves the machine from goldkeeper's own commands: Prefect's telemetry and the
+    server's analytics are off unless the user turned them on explicitly. And a temporary
+    server (no API URL configured, as on a fresh machine) gets 120 s to start, not Prefect's
+    20: on a busy 2-core machine `demo` failed with exit 3 waiting for it."""
+    os.environ.setdefault("DO_NOT_TRACK", "1")
+    os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
+    os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "120")
+
+
+
+def parse_cutoffs(values: list[str]) -> list[int]:
+    ks: list[int] = []
+    for value in values:
+        for part in value.split(","):
+            part = part.strip()
+            if not part.isdigit() or int(part) < 1:
+                raise UsageError(f"-k: every cutoff must be a positive integer, got '{part}'")
+            ks.append(int(part))
+    return list(dict.fromkeys(ks))
+
+
+def main(argv: list[str] | None = None) -> NoReturn:
+    """Run the command line and exit with its exit code."""
+    args = sys.argv[1:] if argv is None else list(argv)
+    # Commands build hundreds of thousands of acyclic containers (parsed JSON, chunks, label
+    # rows) at once, and none of them is garbage until the command ends: the collector's
+    # young generation would walk them every 700 allocations. What is alive after the
+    # imports leaves its sight, and it runs a hundred times less often.
+    gc.freeze()
+    gc.set_threshold(100_000, 20, 20)
+    if not args:
+        # A bare invocation gets the help, on stdout, but is still not a successful command.
+        try:
+            app(args=["--help"], prog_name="goldkeeper", standalone_mode=False)
+        finally:
+            exit_with(EXIT_USAGE)
+    guarded(lambda: _through_typer(args))
+
+
+#: What typer returns for an interrupt inside a command (``typer.core``: ``Exit(130)``); no
+#: goldkeeper command exits with it.
+_TYPER_INTERRUPTED = 130
+
+
+def _through_typer(args: list[str]) -> int:
+    try:
+        # Without standalone mode, typer returns the code of a command's ``typer.Exit``.
+        code = app(args=args, prog_name="goldkeeper", standalone_mode=False)
+    except typer.Exit as done:
+        code = done.exit_code
+    except typer.Abort:  # click's word for an end of input at a prompt (no command prompts)
+        interrupted()
+    except typer.TyperException as error:  # typer's (vendored click's) usage errors
+        message = error.format_message() if hasattr(error, "format_message") else str(error)
+        fail(f"error: {message}", EXIT_USAGE)
+    if code == _TYPER_INTERRUPTED:  # silent there: said here as on every other path
+        interrupted()
+    return code if isinstance(code, int) else EXIT_OK
+

@@ -1,0 +1,167 @@
+"""``drift``, ``snapshot`` and ``queue apply``: labels against a live corpus, and people's answers
+merged back."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Annotated, Any, Optional
+
+import typer
+
+from goldkeeper.cli.app import FormatOption, OutputFormat, app, emit_json, progress
+from goldkeeper.errors import EXIT_FAILED, EXIT_OK, UsageError
+from goldkeeper.io.files import source_name
+
+
+@app.command()
+def drift(
+    judgments: Annotated[str, typer.Option("--judgments", "-j", help="Judgments JSONL.")],
+    corpus: Annotated[str, typer.Option("--corpus", "-c", help="A snapshot: corpus.json, or a sharded snapshot's directory or manifest.json.")],
+    fix: Annotated[bool, typer.Option("--fix", help="Re-anchor RE_ANCHORABLE and MERGED labels (in place unless --out).")] = False,
+    out: Annotated[Optional[str], typer.Option("--out", "-o", help="With --fix: write the fixed judgments here, not in place.")] = None,
+    in_place: Annotated[bool, typer.Option("--in-place", help="Same as --fix without --out: rewrite --judgments.")] = False,
+    queue: Annotated[Optional[str], typer.Option("--queue", help="Write the labels a person must look at, with candidates, here (JSONL).")] = None,
+    max_invalid: Annotated[float, typer.Option("--max-invalid", help="Exit 0 while the share of labels still wrong is at most this.")] = 0.0,
+    output: FormatOption = OutputFormat.text,
+) -> None:
+    """Classify every label against a live corpus; --fix re-anchors the recoverable ones.
+
+    Exit 1 when the share of labels that no longer match (without --fix) or that still need a
+    person (with it) exceeds --max-invalid (default 0)."""
+    from goldkeeper.io.files import write_bytes_atomic
+    from goldkeeper.io.snapshots import classify_url
+
+    fix = fix or in_place
+    if in_place and out:
+        raise UsageError("--in-place and --out: choose one")
+    if out and not fix:
+        raise UsageError("--out only applies with --fix")
+    if fix and judgments == "-" and not out:
+        raise UsageError("--fix on stdin needs --out")
+    if not 0.0 <= max_invalid <= 1.0:
+        raise UsageError(f"--max-invalid: a share between 0 and 1, got {max_invalid}")
+    with progress("reading the corpus") as advance:
+        rows, result, snapshot = classify_url(judgments, corpus, progress=advance)
+    labels_count = len(result.findings)
+    moved = 0
+    if fix:
+        from goldkeeper.core.drift import fix as fix_labels
+        from goldkeeper.core.judgments import dump_judgments
+        from goldkeeper.models.judgment import Judgment  # pydantic: only a fix needs the model
+
+        labels = [Judgment.model_construct(**row) for row in rows]
+        fixed, moved = fix_labels(labels, result)
+        if moved:
+            write_bytes_atomic(out or judgments, dump_judgments(fixed).encode("utf-8"))
+        elif out:
+            write_bytes_atomic(out, dump_judgments(labels).encode("utf-8"))
+    if queue:
+        from goldkeeper.core.drift import rejudgment_queue
+
+        items = rejudgment_queue(rows, result, snapshot)
+        write_bytes_atomic(queue, "".join(
+            json.dumps(item, ensure_ascii=False, separators=(",", ":")) + "\n" for item in items).encode("utf-8"))
+    summary = result.summary
+    needs_person = summary["split"] + summary["orphaned"]
+    if output is OutputFormat.json:
+        payload = result.to_dict()
+        if fix:
+            payload["fixed"] = {"reanchored": moved, "needs_a_person": needs_person, "written_to": out or judgments}
+        emit_json(payload, large=True)
+    else:
+        from goldkeeper.render import print_drift
+
+        print_drift(result, labels_count)
+        if fix:
+            sys.stdout.write(f"re-anchored {moved} label(s) in {out or judgments}; "
+                             f"{needs_person} still need a person\n")
+    still_wrong = needs_person / labels_count if fix and labels_count else summary["invalid_ratio"]
+    raise typer.Exit(EXIT_FAILED if still_wrong > max_invalid else EXIT_OK)
+
+
+
+@app.command()
+def snapshot(
+    chunks: Annotated[str, typer.Argument(help="Chunker output JSONL: {doc_uri, doc_revision, ordinal, text} per line.")],
+    chunker: Annotated[str, typer.Option("--chunker", help="Chunker fingerprint, e.g. recursive/512/64.")],
+    out: Annotated[str, typer.Option("--out", "-o", help="corpus.json, or with --sharded a directory.")],
+    corpus_fingerprint: Annotated[Optional[str], typer.Option(
+        "--corpus-fingerprint", help="The corpus and chunker state, as labels made against it name it.")] = None,
+    sharded: Annotated[bool, typer.Option("--sharded", help="Write manifest.json plus gzip JSONL shards, streaming.")] = False,
+    shard_chunks: Annotated[int, typer.Option("--shard-chunks", help="Chunks per shard (with --sharded).")] = 100_000,
+    gzip: Annotated[bool, typer.Option("--gzip/--no-gzip", help="Compress shards (with --sharded).")] = True,
+) -> None:
+    """Build a corpus snapshot from chunker output, computing every id: one corpus.json, or
+    (--sharded) a streaming layout for corpora too big to hold in memory."""
+    from goldkeeper.core.judgments import decode_jsonl
+    from goldkeeper.io.files import iter_lines, write_bytes_atomic
+
+    source = source_name(chunks)
+    rows = decode_jsonl(iter_lines(chunks), source)
+    if sharded:
+        from goldkeeper.io.snapshots import write_sharded_snapshot
+
+        manifest = write_sharded_snapshot(out, rows, chunker, corpus_fingerprint, shard_chunks=shard_chunks,
+                                          compress=gzip, source=source, numbered=True)
+        counts = manifest["counts"]
+        sys.stdout.write(f"wrote {out}/manifest.json: {counts['chunks']} chunks of {counts['documents']} "
+                         f"documents in {counts['shards']} shard(s)\n")
+        return
+    from goldkeeper.core.drift import build_snapshot
+
+    built = build_snapshot(rows, chunker, corpus_fingerprint, source, numbered=True)
+    write_bytes_atomic(out, (json.dumps(built, ensure_ascii=False, indent=1) + "\n").encode("utf-8"))
+    sys.stdout.write(f"wrote {out}: {len(built['chunks'])} chunks of "
+                     f"{len({c['doc_uri'] for c in built['chunks']})} documents\n")
+
+
+queue_app = typer.Typer(help="The re-judgment queue: answers from people, merged into the judgments.",
+                        no_args_is_help=True)
+app.add_typer(queue_app, name="queue")
+
+
+@queue_app.command("apply")
+def queue_apply(
+    judgments: Annotated[str, typer.Option("--judgments", "-j", help="Judgments JSONL the queue was made from (fixed or not).")],
+    queue: Annotated[str, typer.Option("--queue", "-q", help="The queue JSONL written by drift --queue.")],
+    answers: Annotated[str, typer.Option("--answers", "-a", help="Answers JSONL: {item_id, chunk_id or \"none\", relevance, labeled_by, labeled_at}.")],
+    corpus: Annotated[str, typer.Option("--corpus", "-c", help="The live snapshot the answers chose chunks from.")],
+    out: Annotated[Optional[str], typer.Option("--out", "-o", help="Write here instead of rewriting --judgments.")] = None,
+) -> None:
+    """Merge people's answers into the judgments, canonically and atomically (spec/drift.md)."""
+    from goldkeeper.core.judgments import decode_jsonl, dump_judgments
+    from goldkeeper.core.rejudge import apply_answers, check_answers
+    from goldkeeper.io.files import iter_lines, write_bytes_atomic
+    from goldkeeper.io.loading import load_label_rows
+    from goldkeeper.io.snapshots import open_corpus
+    from goldkeeper.models.judgment import Judgment
+
+    if judgments == "-" and not out:
+        raise UsageError("--judgments on stdin needs --out")
+    rows, _ = load_label_rows(judgments, "jsonl")
+    items: dict[str, dict[str, Any]] = {}
+    queue_source = source_name(queue)
+    for line, item in decode_jsonl(iter_lines(queue), queue_source, allow_empty=True):
+        if not isinstance(item, dict) or not isinstance(item.get("item_id"), str):
+            from goldkeeper.errors import InputError, describe_value
+
+            raise InputError(queue_source, "a queue item has an item_id", line=line, field="item_id",
+                             found=describe_value(item.get("item_id") if isinstance(item, dict) else item))
+        items[item["item_id"]] = item
+    snapshot = open_corpus(corpus)
+    answer_source = source_name(answers)
+    answer_rows = list(decode_jsonl(iter_lines(answers), answer_source, allow_empty=True))
+    wanted = {a.get("chunk_id") for _, a in answer_rows if isinstance(a, dict)}
+    live = {chunk.chunk_id: chunk for chunk in snapshot if chunk.chunk_id in wanted}
+    by_item = check_answers(answer_rows, items, live, answer_source)
+    applied = apply_answers([Judgment.model_construct(**row) for row in rows], by_item, items, live,
+                            snapshot.corpus_fingerprint, answer_source)
+    if applied.replaced or applied.removed or out:
+        write_bytes_atomic(out or judgments, dump_judgments(applied.judgments).encode("utf-8"))
+    sys.stdout.write(f"{applied.replaced} label(s) re-judged, {applied.removed} removed (answered none), "
+                     f"{applied.already_applied} answer(s) already applied, {applied.unanswered} item(s) "
+                     f"still unanswered; judgments in {out or judgments}\n")
+
+
+

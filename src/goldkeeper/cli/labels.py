@@ -1,0 +1,151 @@
+"""``validate``, ``convert``, ``id`` and ``example``: judgments as files, and chunk identity."""
+
+from __future__ import annotations
+
+import sys
+from enum import Enum
+from typing import Annotated, Any, Optional
+
+import typer
+
+from goldkeeper.cli.app import FormatOption, LabelsFormat, OutputFormat, app, emit_json
+from goldkeeper.errors import EXIT_FAILED, EXIT_OK, UsageError
+from goldkeeper.io.files import decode_utf8, source_name
+
+
+class ConvertTarget(str, Enum):
+    judgments = "judgments"
+    qrels = "qrels"
+    trec_run = "trec-run"
+    run = "run"
+
+
+@app.command()
+def validate(
+    file: Annotated[str, typer.Argument(help="Judgments JSONL: a path, an fsspec URL, or - for stdin.")],
+    output: FormatOption = OutputFormat.text,
+) -> None:
+    """Check a judgments file: types, duplicates, provenance, strata. Exit 1 on any error."""
+    from goldkeeper.io.loading import validate_url
+
+    result = validate_url(file)
+    if output is OutputFormat.json:
+        payload = {"source": source_name(file), "ok": result.ok}
+        payload.update(result.to_dict())
+        emit_json(payload)
+    else:
+        from goldkeeper.render import print_validation
+
+        print_validation(source_name(file), result)
+    raise typer.Exit(EXIT_OK if result.ok else EXIT_FAILED)
+
+
+@app.command()
+def convert(
+    file: Annotated[str, typer.Argument(help="Input: a path, an fsspec URL, or - for stdin.")],
+    to: Annotated[ConvertTarget, typer.Option("--to", help="What to write.")],
+    from_: Annotated[
+        Optional[LabelsFormat],
+        typer.Option("--from", help="Input format; guessed from the name and content if omitted."),
+    ] = None,
+    out: Annotated[
+        Optional[str], typer.Option("--out", "-o", help="Write here (atomically) instead of stdout.")
+    ] = None,
+    as_chunk_ids: Annotated[
+        bool, typer.Option("--as-chunk-ids", help="Read the qrels doc column as chunk ids.")
+    ] = False,
+    tag: Annotated[str, typer.Option("--tag", help="Run tag for trec-run output.")] = "goldkeeper",
+) -> None:
+    """Convert between judgments JSONL, TREC qrels, BEIR TSV, run JSONL and TREC runs."""
+    from goldkeeper.core import qrels, runs
+    from goldkeeper.core.judgments import dump_judgments, parse_judgments
+    from goldkeeper.io.files import read_bytes, write_bytes_atomic
+
+    source = source_name(file)
+    data = read_bytes(file)
+    if to in (ConvertTarget.judgments, ConvertTarget.qrels):
+        kind = from_.value if from_ else qrels.detect_labels_format(decode_utf8(data, source), file)
+        if kind == "jsonl":
+            if as_chunk_ids:
+                raise UsageError("--as-chunk-ids applies to qrels input, not judgments JSONL")
+            labels = parse_judgments(data, source)
+        elif kind == "trec":
+            labels = qrels.parse_trec_qrels(decode_utf8(data, source), source, as_chunk_ids=as_chunk_ids)
+        else:
+            labels = qrels.parse_beir_tsv(decode_utf8(data, source), source, as_chunk_ids=as_chunk_ids)
+        text = dump_judgments(labels) if to is ConvertTarget.judgments else qrels.to_qrels(labels, source)
+    else:
+        if from_ is LabelsFormat.beir:
+            raise UsageError("--from beir is a qrels format; a run is jsonl or trec")
+        decoded = decode_utf8(data, source)
+        kind = from_.value if from_ else ("jsonl" if decoded.lstrip().startswith("{") else "trec")
+        entries = runs.parse_run(data, source) if kind == "jsonl" else qrels.parse_trec_run(decoded, source)
+        text = qrels.to_trec_run(entries, tag, source) if to is ConvertTarget.trec_run else runs.dump_run(entries)
+    write_bytes_atomic(out or "-", text.encode("utf-8"))
+
+
+
+@app.command()
+def example(
+    directory: Annotated[str, typer.Argument(help="Where to write the example files.")] = "goldkeeper-example",
+) -> None:
+    """Write the example shipped inside the package (judgments, a run, a corpus snapshot)."""
+    from importlib import resources
+    from pathlib import Path
+
+    from goldkeeper.io.files import write_bytes_atomic
+
+    target = Path(directory)
+    if target.exists() and not target.is_dir():
+        raise UsageError(f"{directory}: exists and is not a directory")
+    files = {name: (resources.files("goldkeeper.examples") / name).read_bytes()
+             for name in ("judgments.jsonl", "run.jsonl", "corpus.json")}
+    for name, data in files.items():
+        path = target / name
+        if path.exists() and path.read_bytes() != data:
+            raise UsageError(f"{path}: exists with other content; not overwriting it")
+    target.mkdir(parents=True, exist_ok=True)
+    for name, data in files.items():
+        write_bytes_atomic(str(target / name), data)
+    sys.stdout.write(
+        f"wrote {target}/judgments.jsonl, run.jsonl and corpus.json\n"
+        f"next: goldkeeper validate {target}/judgments.jsonl\n"
+        f"      goldkeeper score --judgments {target}/judgments.jsonl --run {target}/run.jsonl -k 1,5\n"
+        f"      goldkeeper drift --judgments {target}/judgments.jsonl --corpus {target}/corpus.json\n"
+    )
+
+
+@app.command("id")
+def id_(
+    text: Annotated[str, typer.Option("--text", help="The chunk text ('-' reads it from stdin).")],
+    doc_uri: Annotated[Optional[str], typer.Option("--doc-uri", help="The chunk's document URI.")] = None,
+    doc_revision: Annotated[Optional[str], typer.Option("--doc-revision", help="The document's revision (etag).")] = None,
+    ordinal: Annotated[Optional[int], typer.Option("--ordinal", min=0, help="The chunk's position in it, from 0.")] = None,
+    chunker: Annotated[Optional[str], typer.Option("--chunker", help="Chunker fingerprint.")] = None,
+    output: FormatOption = OutputFormat.text,
+) -> None:
+    """Compute normalize(text), its text_sha and, given all four chunk fields, its chunk_id."""
+    from goldkeeper.core.identity import chunk_id, normalize, text_sha
+
+    if text == "-":
+        text = decode_utf8(sys.stdin.buffer.read(), "<stdin>")
+    fields = (doc_uri, doc_revision, ordinal, chunker)
+    if any(f is not None for f in fields) and any(f is None for f in fields):
+        raise UsageError(
+            "a chunk_id needs all of --doc-uri, --doc-revision, --ordinal and --chunker"
+        )
+    payload: dict[str, Any] = {"normalized": normalize(text), "text_sha": text_sha(text)}
+    if ordinal is not None:
+        try:
+            payload["chunk_id"] = chunk_id(doc_uri, doc_revision, ordinal, text, chunker)  # type: ignore[arg-type]
+        except ValueError as error:
+            raise UsageError(str(error)) from None
+    if output is OutputFormat.json:
+        emit_json(payload)
+    else:
+        sys.stdout.write(f"text_sha  {payload['text_sha']}\n")
+        if "chunk_id" in payload:
+            sys.stdout.write(f"chunk_id  {payload['chunk_id']}\n")
+
+
+

@@ -1,0 +1,560 @@
+"""``score``, ``eval``, ``compare``, ``power``, ``audit``, ``agreement`` and ``calibrate``: numbers
+from judgments and runs, with honest statistics."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from enum import Enum
+from typing import Annotated, Any, Optional
+
+import typer
+
+from goldkeeper.cli.app import (
+    GATE_HELP,
+    THRESHOLD_HELP,
+    FormatOption,
+    LabelsFormat,
+    OutputFormat,
+    ReportFormat,
+    app,
+    emit_json,
+    parse_cutoffs,
+    progress,
+)
+from goldkeeper.errors import EXIT_FAILED, EXIT_OK, UsageError
+from goldkeeper.io.files import source_name
+
+
+def report_time(now: str | None) -> str:
+    from datetime import datetime, timezone
+
+    if now is not None:
+        text = now[:-1] + "+00:00" if now.endswith("Z") else now
+        try:
+            moment = datetime.fromisoformat(text)
+        except ValueError:
+            raise UsageError(f"--now: must be an ISO 8601 date-time, got '{now}'") from None
+        if moment.tzinfo is None:
+            moment = moment.replace(tzinfo=timezone.utc)
+    elif os.environ.get("SOURCE_DATE_EPOCH"):
+        raw = os.environ["SOURCE_DATE_EPOCH"]
+        if not raw.isdigit():
+            raise UsageError(f"SOURCE_DATE_EPOCH: must be whole seconds since 1970, got '{raw}'")
+        moment = datetime.fromtimestamp(int(raw), tz=timezone.utc)
+    else:
+        moment = datetime.now(timezone.utc)
+    return moment.astimezone(timezone.utc).isoformat().replace("+00:00", "Z")
+
+
+def gates_and_cutoffs(gate: list[str], k: list[str]) -> tuple[list[Any], list[int]]:
+    """Parsed gates and the cutoffs to compute: those asked for, plus any a gate names."""
+    from goldkeeper.core.gates import parse_gate
+    from goldkeeper.core.metric_ids import parse_metric_id
+
+    ks = parse_cutoffs(k) if k else []
+    try:
+        gates = [parse_gate(expression) for expression in gate]
+    except ValueError as error:
+        raise UsageError(str(error)) from None
+    for parsed in gates:
+        if "@" in parsed.metric:
+            cutoff = parse_metric_id(parsed.metric).k
+            if cutoff not in ks:
+                ks.append(cutoff)
+    return gates, ks or [10]
+
+
+def check_bootstrap(confidence: float, resamples: int) -> None:
+    if not 0 < confidence < 1:
+        raise UsageError(f"--confidence: must be between 0 and 1, got {confidence}")
+    if resamples < 100:
+        raise UsageError(f"--resamples: must be at least 100, got {resamples}")
+
+
+def bootstrap_spec(intervals: bool, confidence: float, resamples: int, seed: int):
+    if not intervals:
+        return None
+    check_bootstrap(confidence, resamples)
+    from goldkeeper.core.intervals import BootstrapSpec  # (numpy)
+
+    return BootstrapSpec(confidence, resamples, seed)
+
+
+def _query_values(qrels: Any, blocks: Any, ks: list[int], threshold: int) -> Any:
+    """``query_values`` of a run's heads given a block at a time, where the reader read them:
+    each block's keys are freed once scored."""
+    from goldkeeper.core.scoring import RunScorer
+
+    scorer = RunScorer(qrels, ks, threshold)
+    for heads in blocks:
+        scorer.add(heads)
+    return scorer.result()
+
+
+def run_score(*, judgments: str, run: str, k: list[str], threshold: int, gate: list[str], baseline: str | None,
+              corpus: str | None, report: str | None, judgments_format: LabelsFormat | None, run_format: str | None,
+              now: str | None, intervals: bool, confidence: float, resamples: int, seed: int,
+              output: ReportFormat) -> int:
+    """Score a run against judgments, decide the gates, write the report: the exit code
+    (0 PASS, 1 FAIL or INDETERMINATE); bad input raises."""
+    from goldkeeper.core.reporting import report_document
+    from goldkeeper.core.scoring import summarize
+    from goldkeeper.io.files import report_bytes, write_bytes_atomic
+    from goldkeeper.io.loading import load_baseline, read_scoring_inputs
+
+    if threshold < 1:
+        raise UsageError(f"--threshold: must be an integer >= 1, got {threshold}")
+    if judgments == "-" and run == "-":
+        raise UsageError("--judgments and --run cannot both read stdin")
+    gates, ks = gates_and_cutoffs(gate, k)
+    generated = report_time(now)
+    bootstrap = bootstrap_spec(intervals, confidence, resamples, seed)
+    previous = load_baseline(baseline) if baseline else None
+    count_drift = None
+    if corpus:
+        from goldkeeper.core.drift import drift_counts
+        from goldkeeper.io.snapshots import open_corpus
+
+        def count_drift(rows: list[dict[str, Any]]) -> Any:
+            return drift_counts(rows, open_corpus(corpus))
+
+    read = read_scoring_inputs(judgments, judgments_format.value if judgments_format else None,
+                               run, run_format, max(ks), on_rows=count_drift,
+                               score_heads=lambda qrels, blocks: _query_values(qrels, blocks, ks, threshold))
+    validation, qrels, judgments_sha, found, run_sha = (read.validation, read.qrels, read.judgments_sha,
+                                                        read.run, read.run_sha)
+    drift_counts_found, corpus_info = read.from_rows if corpus else (None, None)
+    result = summarize(qrels, found, intervals=bootstrap)
+    inputs = {"judgments": {"url": judgments, "sha256": judgments_sha},
+              "run": {"url": run, "sha256": run_sha}}
+    if baseline:
+        inputs["baseline"] = {"url": baseline}
+    if corpus:
+        inputs["corpus"] = {"url": corpus}
+    # The report stays JSON values (no pydantic) unless a renderer wants the model.
+    built = report_document(result, validation, generated_at=generated, gates=gates,
+                            baseline=previous, inputs=inputs, drift=drift_counts_found, corpus=corpus_info)
+    if report or output is ReportFormat.json:
+        document = report_bytes(built)
+        if report:
+            write_bytes_atomic(report, document)
+    if output is ReportFormat.json:
+        sys.stdout.flush()
+        sys.stdout.buffer.write(document)
+    elif output is ReportFormat.markdown:
+        from goldkeeper.render import report_markdown
+
+        sys.stdout.write(report_markdown(built))
+    else:
+        from goldkeeper.render import print_report
+
+        print_report(built)
+    return EXIT_OK if built["verdict"]["status"] == "PASS" else EXIT_FAILED
+
+
+@app.command()
+def score(
+    judgments: Annotated[str, typer.Option("--judgments", "-j", help="Judgments JSONL, TREC qrels or BEIR TSV.")],
+    run: Annotated[str, typer.Option("--run", "-r", help="Run JSONL or TREC run file.")],
+    k: Annotated[list[str], typer.Option("-k", "--k", help="Cutoffs, e.g. 5,10,100 (default 10).")] = [],  # noqa: B006
+    threshold: Annotated[int, typer.Option("--threshold", help=THRESHOLD_HELP)] = 1,
+    gate: Annotated[list[str], typer.Option("--gate", help=GATE_HELP)] = [],  # noqa: B006
+    baseline: Annotated[Optional[str], typer.Option("--baseline", help="A previous report, for delta gates.")] = None,
+    corpus: Annotated[Optional[str], typer.Option("--corpus", help="A corpus snapshot: check drift first.")] = None,
+    report: Annotated[Optional[str], typer.Option("--report", help="Also write the report JSON here.")] = None,
+    judgments_format: Annotated[Optional[LabelsFormat], typer.Option(
+        "--judgments-format", help="jsonl, trec or beir; guessed from the name and first line if omitted.")] = None,
+    run_format: Annotated[Optional[str], typer.Option("--run-format", help="jsonl or trec; guessed if omitted.")] = None,
+    now: Annotated[Optional[str], typer.Option("--now", help="Report time (ISO 8601); else SOURCE_DATE_EPOCH; else now.")] = None,
+    intervals: Annotated[bool, typer.Option("--intervals/--no-intervals", help="A confidence interval on every metric.")] = True,
+    confidence: Annotated[float, typer.Option("--confidence", help="Interval confidence level.")] = 0.95,
+    resamples: Annotated[int, typer.Option("--resamples", help="Bootstrap resamples for graded metrics.")] = 10_000,
+    seed: Annotated[int, typer.Option("--seed", help="Bootstrap seed.")] = 0,
+    output: Annotated[ReportFormat, typer.Option("--format", help="text, json or markdown.")] = ReportFormat.text,
+) -> None:
+    """Score a run against judgments and decide the gates. Exit 0 PASS, 1 FAIL or INDETERMINATE."""
+    raise typer.Exit(run_score(**locals()))
+
+
+class Backend(str, Enum):
+    http = "http"
+    command = "command"
+    run_file = "run-file"
+    python = "python"
+
+
+@app.command("eval")
+def eval_(
+    judgments: Annotated[str, typer.Option("--judgments", "-j", help="Judgments JSONL (with query texts), TREC qrels or BEIR TSV.")],
+    backend: Annotated[Backend, typer.Option("--backend", help="How to reach the retriever.")] = Backend.http,
+    url_template: Annotated[Optional[str], typer.Option("--url-template", help="HTTP: {query}, {query_id}, {k}, {mode} are URL-encoded.")] = None,
+    method: Annotated[str, typer.Option("--method", help="HTTP: GET or POST.")] = "GET",
+    body_template: Annotated[Optional[str], typer.Option("--body-template", help="HTTP POST: a JSON body with placeholders.")] = None,
+    results_path: Annotated[str, typer.Option("--results-path", help="Dotted path to the hit list in the answer.")] = "",
+    id_field: Annotated[str, typer.Option("--id-field", help="The hit's id: a chunk id or doc uri of the judgments.")] = "id",
+    score_field: Annotated[str, typer.Option("--score-field", help="The hit's score; '' when hits carry none.")] = "score",
+    header_env: Annotated[list[str], typer.Option("--header-env", help="HTTP header from the environment: NAME=ENV_VARIABLE. Repeatable.")] = [],  # noqa: B006
+    command: Annotated[Optional[str], typer.Option("--command", help="An argv template (JSON list or command line), run without a shell.")] = None,
+    run_file: Annotated[list[str], typer.Option("--run-file", help="A TREC run or run JSONL; several are several systems.")] = [],  # noqa: B006
+    python_target: Annotated[Optional[str], typer.Option("--python", help="module:function returning ranked ids.")] = None,
+    modes: Annotated[Optional[str], typer.Option("--modes", help="Comma-separated modes, one run each ({mode}); the first is the baseline.")] = None,
+    concurrency: Annotated[int, typer.Option("--concurrency", help="Calls in flight.")] = 16,
+    timeout: Annotated[float, typer.Option("--timeout", help="Seconds per call.")] = 10.0,
+    retries: Annotated[int, typer.Option("--retries", help="Retries of a transient failure, with backoff.")] = 3,
+    rate: Annotated[Optional[float], typer.Option("--rate", help="At most this many calls per second.")] = None,
+    cache: Annotated[Optional[str], typer.Option("--cache", help="Result cache (JSONL); a rerun resumes from it. Default OUT/cache.jsonl.")] = None,
+    max_errors: Annotated[float, typer.Option("--max-errors", help="Share of queries allowed to fail before the verdict fails.")] = 0.0,
+    out: Annotated[str, typer.Option("--out", "-o", help="Directory for the runs, errors and reports.")] = "goldkeeper-eval",
+    k: Annotated[list[str], typer.Option("-k", "--k", help="Cutoffs, e.g. 5,10 (default 10).")] = [],  # noqa: B006
+    threshold: Annotated[int, typer.Option("--threshold", help=THRESHOLD_HELP)] = 1,
+    gate: Annotated[list[str], typer.Option("--gate", help=GATE_HELP)] = [],  # noqa: B006
+    report: Annotated[Optional[str], typer.Option("--report", help="Also write the (first run's) report JSON here.")] = None,
+    now: Annotated[Optional[str], typer.Option("--now", help="Report time (ISO 8601); else SOURCE_DATE_EPOCH; else now.")] = None,
+    intervals: Annotated[bool, typer.Option("--intervals/--no-intervals", help="A confidence interval on every metric.")] = True,
+    output: Annotated[ReportFormat, typer.Option("--format", help="text, json or markdown.")] = ReportFormat.text,
+) -> None:
+    """Call a retriever for every judged query, record the runs, score and gate them.
+
+    Exit 0 when every run PASSes (errors within --max-errors included), else 1."""
+    import hashlib
+
+    from goldkeeper.core.comparison import compare_scores
+    from goldkeeper.core.reporting import apply_error_budget, build_report
+    from goldkeeper.core.scoring import build_qrels
+    from goldkeeper.core.scoring import score as score_run
+    from goldkeeper.core.validation import validate
+    from goldkeeper.io.evaluation import judged_queries, retrieve_run
+    from goldkeeper.io.files import report_bytes, write_bytes_atomic
+    from goldkeeper.io.loading import load_label_rows
+    from goldkeeper.io.retrievers import make_retriever
+
+    if concurrency < 1 or retries < 0 or timeout <= 0 or (rate is not None and rate <= 0):
+        raise UsageError("--concurrency >= 1, --retries >= 0, --timeout > 0 and --rate > 0, please")
+    if not 0 <= max_errors <= 1:
+        raise UsageError(f"--max-errors: a share from 0 to 1, got {max_errors}")
+    gates, ks = gates_and_cutoffs(gate, k)
+    config = {"backend": backend.value, "url_template": url_template, "method": method,
+              "body_template": body_template, "results_path": results_path, "id_field": id_field,
+              "score_field": score_field, "header_env": header_env, "command": command, "python": python_target,
+              "timeout": timeout}
+    if backend is Backend.run_file:
+        if not run_file:
+            raise UsageError("--backend run-file needs --run-file (repeat it for several systems)")
+        if len(set(run_file)) != len(run_file):
+            raise UsageError("--run-file: the same file twice; a run is never compared with itself")
+        if modes:
+            raise UsageError("--modes does not apply to run files: each --run-file is a system")
+        systems = [(url, make_retriever({**config, "run_file": url}), "") for url in run_file]
+    else:
+        names = [m.strip() for m in modes.split(",")] if modes else [""]
+        if modes and any(not m for m in names):
+            raise UsageError(f"--modes: comma-separated names, got {modes}")
+        if len(set(names)) != len(names):
+            raise UsageError(f"--modes: a mode twice in {modes}; a run is never compared with itself")
+        retriever = make_retriever(config)  # bad options are reported before any input is read
+        systems = [(m or backend.value, retriever, m) for m in names]
+    rows, judgments_sha = load_label_rows(judgments)
+    validation = validate(rows)
+    qrels = build_qrels(rows)
+    texts = judged_queries(rows, qrels.grades, need_text=backend is not Backend.run_file)
+    generated_at = report_time(now)
+    os.makedirs(out, exist_ok=True)
+    named, reports = [], []
+    for name, retriever, mode in systems:
+        with progress(f"retrieving {name}", len(texts)) as advance:
+            got = retrieve_run(retriever, name, texts, max(ks), mode, concurrency=concurrency, retries=retries,
+                               rate=rate, cache=cache or os.path.join(out, "cache.jsonl"), progress=advance)
+        slug = "".join(c if c.isalnum() or c in "-_." else "-" for c in os.path.basename(name)) or "run"
+        run_path = os.path.join(out, f"run-{slug}.jsonl")
+        write_bytes_atomic(run_path, got.run_bytes)
+        write_bytes_atomic(os.path.join(out, f"errors-{slug}.jsonl"),
+                           "".join(json.dumps(e, ensure_ascii=False) + "\n" for e in got.errors).encode("utf-8"))
+        result = score_run(qrels, got.entries, k=ks, threshold=threshold,
+                           intervals=bootstrap_spec(intervals, 0.95, 10_000, 0))
+        inputs = {"judgments": {"url": judgments, "sha256": judgments_sha},
+                  "run": {"url": run_path, "sha256": hashlib.sha256(got.run_bytes).hexdigest(), "system": name}}
+        built = build_report(result, validation, generated_at=generated_at, gates=gates, inputs=inputs)
+        built = apply_error_budget(built, got.queries, got.errors, max_errors)
+        document = report_bytes(built)
+        write_bytes_atomic(os.path.join(out, f"report-{slug}.json"), document)
+        if report and not reports:
+            write_bytes_atomic(report, document)
+        named.append((name, result))
+        reports.append((name, built, document))
+    comparison = compare_scores(named) if len(named) > 1 else None
+    if comparison is not None:
+        write_bytes_atomic(os.path.join(out, "comparison.json"),
+                           (json.dumps(comparison, ensure_ascii=False, indent=2) + "\n").encode("utf-8"))
+    if output is ReportFormat.json:
+        emit_json({"systems": {name: json.loads(document) for name, _, document in reports},
+                    "comparison": comparison, "out": out})
+    else:
+        from goldkeeper.render import print_comparison, print_report, report_markdown
+
+        for name, built, _ in reports:
+            retrieval = built.retrieval  # type: ignore[attr-defined]
+            if output is ReportFormat.markdown:
+                sys.stdout.write(f"## {name}\n\n" + report_markdown(built))
+            else:
+                sys.stdout.write(f"== {name}: {retrieval['queries'] - retrieval['errors']} of {retrieval['queries']} "
+                                 f"queries answered, {retrieval['errors']} errors\n")
+                print_report(built)
+        if comparison is not None and output is ReportFormat.text:
+            print_comparison(comparison)
+        sys.stdout.write(f"runs, errors and reports in {out}/\n")
+    ok = all(built.verdict.status == "PASS" for _, built, _ in reports)
+    raise typer.Exit(EXIT_OK if ok else EXIT_FAILED)
+
+
+
+@app.command()
+def compare(
+    judgments: Annotated[str, typer.Option("--judgments", "-j", help="Judgments JSONL, TREC qrels or BEIR TSV.")],
+    run: Annotated[list[str], typer.Option("--run", "-r", help="A run; the first is the baseline. Repeat.")],
+    k: Annotated[list[str], typer.Option("-k", "--k", help="Cutoffs, e.g. 5,10 (default 10).")] = [],  # noqa: B006
+    metric: Annotated[list[str], typer.Option("--metric", "-m", help="Metric ids to compare (default all).")] = [],  # noqa: B006
+    threshold: Annotated[int, typer.Option("--threshold", help=THRESHOLD_HELP)] = 1,
+    alpha: Annotated[float, typer.Option("--alpha", help="Family-wise error rate per metric.")] = 0.05,
+    resamples: Annotated[int, typer.Option("--resamples", help="Monte Carlo sign flips beyond 20 differing pairs.")] = 10_000,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the Monte Carlo sign flips.")] = 0,
+    output: Annotated[ReportFormat, typer.Option("--format", help="text, json or markdown.")] = ReportFormat.text,
+) -> None:
+    """Paired comparison of runs against the first: better, worse, no difference, or unresolvable."""
+    from goldkeeper.core.comparison import compare_scores
+    from goldkeeper.core.metric_ids import parse_metric_id
+    from goldkeeper.core.scoring import build_qrels
+    from goldkeeper.core.scoring import score as score_run
+    from goldkeeper.io.loading import load_label_rows, load_run
+
+    if len(run) < 2:
+        raise UsageError("compare needs at least two --run: a baseline and a challenger")
+    if len(set(run)) != len(run):
+        raise UsageError("compare: the same run file was given twice; a run is never compared with itself")
+    if not 0 < alpha < 1:
+        raise UsageError(f"--alpha: must be between 0 and 1, got {alpha}")
+    ks = parse_cutoffs(k) if k else []
+    for name in metric:
+        try:
+            parsed = parse_metric_id(name)
+        except ValueError as error:
+            raise UsageError(str(error)) from None
+        if parsed.k not in ks:
+            ks.append(parsed.k)
+    ks = ks or [10]
+    rows, _ = load_label_rows(judgments)
+    qrels = build_qrels(rows)
+    named = []
+    runs_info = []
+    for url in run:
+        entries, hashed = load_run(url)
+        result = score_run(qrels, entries, k=ks, threshold=threshold)
+        named.append((url, result))
+        runs_info.append({"url": url, "sha256": hashed.hexdigest(), "missing_queries": result.missing_queries})
+    try:
+        payload = compare_scores(named, metrics=list(metric) or None, alpha=alpha, resamples=resamples, seed=seed)
+    except ValueError as error:
+        raise UsageError(str(error)) from None
+    payload["runs"] = runs_info
+    if output is ReportFormat.json:
+        emit_json(payload)
+    elif output is ReportFormat.markdown:
+        from goldkeeper.render import comparison_markdown
+
+        sys.stdout.write(comparison_markdown(payload))
+    else:
+        from goldkeeper.render import print_comparison
+
+        print_comparison(payload)
+
+
+@app.command()
+def power(
+    judgments: Annotated[str, typer.Option("--judgments", "-j", help="Judgments JSONL, TREC qrels or BEIR TSV.")],
+    run: Annotated[list[str], typer.Option("--run", "-r", help="Baseline then candidate; omit both to assume a spread.")] = [],  # noqa: B006
+    metric: Annotated[str, typer.Option("--metric", "-m", help="Metric id.")] = "recall@10",
+    target: Annotated[Optional[float], typer.Option("--target", help="An effect to size the query set for.")] = None,
+    sd: Annotated[float, typer.Option("--sd", help="Assumed sd of per-query differences when no run is given.")] = 0.5,
+    alpha: Annotated[float, typer.Option("--alpha", help="Two-sided significance level.")] = 0.05,
+    power_: Annotated[float, typer.Option("--power", help="Wanted power.")] = 0.8,
+    threshold: Annotated[int, typer.Option("--threshold", help=THRESHOLD_HELP)] = 1,
+    output: FormatOption = OutputFormat.text,
+) -> None:
+    """What a gold set can resolve: smallest detectable effect, and queries needed for a target."""
+    from goldkeeper.core.metric_ids import parse_metric_id
+    from goldkeeper.core.power import power_analysis
+    from goldkeeper.core.scoring import build_qrels
+    from goldkeeper.core.scoring import score as score_run
+    from goldkeeper.io.loading import load_label_rows, load_run
+
+    if len(run) not in (0, 2):
+        raise UsageError("power takes no --run (an assumed spread) or exactly two: baseline, candidate")
+    try:
+        parsed = parse_metric_id(metric)
+    except ValueError as error:
+        raise UsageError(str(error)) from None
+    rows, _ = load_label_rows(judgments)
+    qrels = build_qrels(rows)
+    try:
+        if run:
+            results = [score_run(qrels, load_run(url)[0], k=[parsed.k], threshold=threshold) for url in run]
+            base, cand = (r.per_query for r in results)
+            diffs = [cand[q][metric] - base[q][metric] for q in base]
+            found = power_analysis(diffs, alpha=alpha, power=power_, target=target)
+        else:
+            scored = score_run(qrels, [], k=[parsed.k], threshold=threshold).queries_scored
+            found = power_analysis(n=scored, sd=sd, alpha=alpha, power=power_, target=target)
+    except ValueError as error:
+        raise UsageError(str(error)) from None
+    found["metric"] = metric
+    if output is OutputFormat.json:
+        emit_json(found)
+        return
+    lines = [f"resolution of this gold set ({metric}):",
+             f"  n = {found['n']} queries, per-query difference sd = {found['sd']:.3f} ({found['sd_source']})"]
+    if "note" in found:
+        lines.append(f"  {found['note']}")
+    else:
+        lines.append(f"  smallest detectable effect at {power_:.0%} power: +{found['normal']['mde']:.3f} (normal), "
+                     f"+{found['t']['mde']:.3f} (paired t)")
+        if target is not None:
+            lines.append(f"  queries needed to resolve +{target}: {found['normal']['queries_needed']:,} (normal), "
+                         f"{found['t']['queries_needed']:,} (paired t)")
+    sys.stdout.write("\n".join(lines) + "\n")
+
+
+@app.command()
+def audit(
+    n: Annotated[int, typer.Option("-n", help="Number of queries the figure was computed on.")],
+    value: Annotated[float, typer.Option("-v", "--value", help="The reported mean, from 0 to 1.")],
+    metric: Annotated[str, typer.Option("-m", "--metric", help="Metric id, e.g. recall@5.")] = "recall@5",
+    baseline: Annotated[Optional[float], typer.Option("-b", "--baseline", help="The baseline it claims to beat.")] = None,
+    confidence: Annotated[float, typer.Option("--confidence", help="Interval confidence level.")] = 0.95,
+    alpha: Annotated[float, typer.Option("--alpha", help="Significance level of the lift test.")] = 0.05,
+    output: FormatOption = OutputFormat.text,
+) -> None:
+    """Audit a published figure: its interval, and whether a claimed lift could be significant.
+
+    Exit 1 when the lift is unresolvable: no outcome on that many queries could be significant."""
+    from goldkeeper.core.audit import audit as run_audit
+
+    try:
+        found = run_audit(n, metric, value, baseline, confidence, alpha)
+    except ValueError as error:
+        raise UsageError(str(error)) from None
+    if output is OutputFormat.json:
+        emit_json(found)
+    else:
+        lo, hi = found["interval"]
+        lines = [f"{metric} = {value:.3f} on {n} queries"]
+        if "successes" in found:
+            lines.append(f"  that is {found['successes']}/{n} successes")
+        lines.append(f"  {confidence:.0%} interval   [{lo:.3f}, {hi:.3f}]   width {hi - lo:.3f}   ({found['interval_method']})")
+        lift = found.get("lift")
+        if lift:
+            lines.append(f"claimed lift {lift['difference']:+.3f} over {lift['baseline']:.3f}")
+            if "min_attainable_p" in lift:
+                if lift["differing_least"] == lift["differing_most"]:
+                    lines.append(f"  the two means determine it exactly: {lift['differing_most']} of {n} queries differ")
+                else:
+                    lines.append(f"  between {lift['differing_least']} and {lift['differing_most']} of {n} queries differ")
+                lines.append(f"  smallest attainable p   {lift['min_attainable_p']:.4f}")
+                if lift["verdict"] == "unresolvable":
+                    lines.append(f"  UNRESOLVABLE: no outcome of a paired test on {lift['differing_most']} differing "
+                                 f"queries can reach {alpha}; this is a fact about the sample size, not the systems")
+                else:
+                    lines.append("  resolvable: a paired test on the per-query values could be significant")
+            else:
+                lines.append(f"  {lift['note']}")
+        sys.stdout.write("\n".join(lines) + "\n")
+    raise typer.Exit(EXIT_FAILED if found.get("lift", {}).get("verdict") == "unresolvable" else EXIT_OK)
+
+
+@app.command()
+def agreement(
+    files: Annotated[list[str], typer.Argument(help="Judgments files (JSONL, TREC qrels, BEIR): human: and synthetic: labels, in one file or several.")],
+    threshold: Annotated[int, typer.Option("--threshold", help="Lowest relevance that counts as relevant.")] = 1,
+    output: FormatOption = OutputFormat.text,
+) -> None:
+    """How far the LLM judge (synthetic: labels) agrees with people (human: labels): Cohen's
+    kappa with the base rates, on the pairs both labelled. Exit 1 when no pair has both."""
+    from goldkeeper.core.agreement import agreement as agree
+    from goldkeeper.io.loading import load_label_rows
+
+    rows: list[dict[str, Any]] = []
+    for url in files:
+        rows.extend(load_label_rows(url)[0])
+    found = agree(rows, threshold)
+    if output is OutputFormat.json:
+        emit_json(found)
+    else:
+        lines = [f"{found['pairs']} pairs labelled by both a person and the judge "
+                 f"({found['human_only']} by people only, {found['judge_only']} by the judge only)"]
+        if found["pairs"]:
+            kappa = found["kappa"]
+            lines.append(f"  relevant at grade >= {threshold}: people {found['base_rate']['human']:.1%}, "
+                         f"judge {found['base_rate']['judge']:.1%} (bias {found['judge_bias']:+.1%})")
+            lines.append(f"  agreement {found['observed_agreement']:.1%}, by chance {found['chance_agreement']:.1%}; "
+                         f"Cohen's kappa " + ("undefined" if kappa is None else f"{kappa:.3f}"))
+            if found.get("weighted_kappa") is not None:
+                lines.append(f"  quadratic-weighted kappa on grades {found['weighted_kappa']:.3f}")
+            share = found.get("relevant_share")
+            if share:
+                low, high = share["ppi"]["ci"]
+                lines.append(f"  share relevant over all {share['ppi']['labeled'] + share['ppi']['unlabeled']} judged pairs: "
+                             f"[{low:.3f}, {high:.3f}] by PPI++ (judge alone says {share['judge_only']:.3f}, "
+                             f"the {share['ppi']['labeled']} hand labels {share['hand_labels_only']:.3f})")
+        if found.get("note"):
+            lines.append(f"  {found['note']}")
+        sys.stdout.write("\n".join(lines) + "\n")
+    raise typer.Exit(EXIT_OK if found["pairs"] else EXIT_FAILED)
+
+
+@app.command()
+def calibrate(
+    judgments: Annotated[str, typer.Option("--judgments", "-j", help="Judgments JSONL, TREC qrels or BEIR TSV.")],
+    run: Annotated[str, typer.Option("--run", "-r", help="A run with the retriever's scores (TREC run, or run JSONL with scores).")],
+    alpha: Annotated[float, typer.Option("--alpha", help="Coverage: a relevant passage in the set with probability >= 1 - alpha.")] = 0.10,
+    risk_alpha: Annotated[float, typer.Option("--risk-alpha", help="Risk: answering without a relevant passage at most this often...")] = 0.05,
+    delta: Annotated[float, typer.Option("--delta", help="...with probability >= 1 - delta over the calibration draw.")] = 0.05,
+    splits: Annotated[str, typer.Option("--splits", help="Temperature, calibration and evaluation fractions.")] = "0.25,0.5,0.25",
+    temperature: Annotated[Optional[float], typer.Option("--temperature", help="Fix the softmax temperature instead of choosing it on the first split.")] = None,
+    max_k: Annotated[Optional[int], typer.Option("--max-k", help="A hard cap on passages (reported when it binds).")] = None,
+    threshold: Annotated[int, typer.Option("--threshold", help="Lowest relevance that counts as relevant.")] = 1,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the split.")] = 0,
+    output: FormatOption = OutputFormat.text,
+) -> None:
+    """Certify how many passages to send an LLM (conformal) and when to abstain (risk control).
+
+    Exit 0 when both are certified and the abstention threshold is not degenerate, else 1."""
+    from goldkeeper.core.calibration import calibrate as certify
+    from goldkeeper.core.calibration import calibration_queries
+    from goldkeeper.core.scoring import build_qrels
+    from goldkeeper.io.loading import load_label_rows, load_run
+
+    try:
+        fractions = tuple(float(part) for part in splits.split(","))
+    except ValueError:
+        raise UsageError(f"--splits: three fractions like 0.25,0.5,0.25, got {splits}") from None
+    rows, _ = load_label_rows(judgments)
+    entries, _ = load_run(run)
+    queries, excluded = calibration_queries(build_qrels(rows).grades, entries, threshold, source_name(run))
+    try:
+        certificate = certify(queries, alpha=alpha, risk_alpha=risk_alpha, delta=delta, fractions=fractions,
+                              temperature=temperature, max_k=max_k, seed=seed)
+    except ValueError as error:
+        raise UsageError(str(error)) from None
+    payload = certificate.to_dict()
+    payload["excluded"] = {**excluded, **payload["excluded"]}
+    if output is OutputFormat.json:
+        emit_json(payload)
+    else:
+        from goldkeeper.render import print_certificate
+
+        print_certificate(payload)
+    ok = payload["coverage"]["certified"] and payload["risk"]["certified"] and not payload["risk"]["degenerate"]
+    raise typer.Exit(EXIT_OK if ok else EXIT_FAILED)
+
+
+
