@@ -144,26 +144,9 @@ def graded_case(draw):
     return grades, run
 
 
-@settings(max_examples=400, deadline=None)
-@given(graded_case(), st.lists(st.integers(1, 25), min_size=1, max_size=4), st.integers(1, 5))
-def test_the_python_and_numpy_kernels_give_the_same_floats(data, ks, threshold):
-    """query_values' two kernels (Python by default, numpy when asked) agree bit for bit, so
-    a report never depends on which one ran."""
-    from goldkeeper.core.scoring import Qrels, query_values
-
-    grades, run = data
-    qrels = Qrels(grades=grades, stratum={q: "_unstratified" for q in grades})
-    python = query_values(qrels, run, ks, threshold, kernel="python")
-    numpy = query_values(qrels, run, ks, threshold, kernel="numpy")
-    assert python.scored_ids == numpy.scored_ids
-    assert list(python.values) == list(numpy.values)
-    for metric, column in python.values.items():
-        assert [v.hex() for v in column] == [v.hex() for v in numpy.values[metric]], metric
-
-
-def test_both_kernels_discount_every_rank_by_the_c_librarys_log2():
+def test_every_rank_is_discounted_by_the_c_librarys_log2():
     """From rank 1,620 numpy's log2 and the C library's differ by an ulp at some ranks (on
-    this machine the first are 1,620, 3,241 and 7,956): both kernels take their discounts
+    this machine the first are 1,620, 3,241 and 7,956): the kernel takes its discounts
     from ``discounts``. One relevant key at rank r: its ndcg_linear@r is the discount."""
     import numpy as np
 
@@ -173,9 +156,8 @@ def test_both_kernels_discount_every_rank_by_the_c_librarys_log2():
     for rank in (1, 2, 3, 1619, 1620, 1621, 3241, 7956):
         qrels = Qrels(grades={"q": {"hit": 1}}, stratum={"q": "_unstratified"})
         run = [goldkeeper.RunEntry(query_id="q", ranking=[f"x{i}" for i in range(rank - 1)] + ["hit"])]
-        for kernel in ("python", "numpy"):
-            found = query_values(qrels, run, [rank], 1, kernel=kernel)
-            assert found.values[MetricId("ndcg_linear", rank)] == [discounts(rank)[-1]], (rank, kernel)
+        found = query_values(qrels, run, [rank], 1)
+        assert found.values[MetricId("ndcg_linear", rank)] == [discounts(rank)[-1]], rank
     assert discounts(3) == [1.0, 1.0 / math.log2(3.0), 0.5]
     assert _GAIN == (np.exp2(np.arange(1024, dtype=np.float64)) - 1.0).tolist()
 
@@ -188,16 +170,15 @@ def test_per_query_values_round_as_numpy_rounds(values):
     (ties to even after scaling), which a dict of already rounded values reproduces."""
     import numpy as np
 
-    from goldkeeper.core.scoring import _Rounded
+    from goldkeeper.core.scoring import _round_value
 
-    rounded = _Rounded().__getitem__
-    assert [rounded(v) for v in values] == np.round(np.array(values, dtype=np.float64), 12).tolist()
+    assert [_round_value(v) for v in values] == np.round(np.array(values, dtype=np.float64), 12).tolist()
 
 
 def test_ndcg_of_grades_whose_exponential_gains_overflow_a_float():
     """Three labels of grade 1,023 sum past 1.8e308: the IDCG overflowed and ndcg came out
-    NaN (null in the report; an internal error once values were rounded in Python). Both
-    kernels scale such a query's gains by 2^-1023, which leaves the ratio as it is."""
+    NaN (null in the report; an internal error once values were rounded in Python). The
+    kernel scales such a query's gains by 2^-1023, which leaves the ratio as it is."""
     from goldkeeper.core.metric_ids import MetricId
     from goldkeeper.core.scoring import Qrels, query_values
 
@@ -207,66 +188,24 @@ def test_ndcg_of_grades_whose_exponential_gains_overflow_a_float():
     tiny = 2.0 ** -1023  # the grade-1 gain, scaled
     expected = ((tiny + 1 / math.log2(3) + 1 / 2 + 1 / math.log2(5))
                 / (1 + 1 / math.log2(3) + 1 / 2 + tiny / math.log2(5)))
-    for kernel in ("python", "numpy"):
-        found = query_values(qrels, run, [1, 4], 1, kernel=kernel).values
-        assert 0 < found[MetricId("ndcg", 1)][0] < 1e-300, kernel  # d's gain is 2^-1023 of a's
-        assert abs(found[MetricId("ndcg", 4)][0] - expected) < 1e-12, kernel
-        assert found[MetricId("ndcg_linear", 4)][0] < 1
+    found = query_values(qrels, run, [1, 4], 1).values
+    assert 0 < found[MetricId("ndcg", 1)][0] < 1e-300  # d's gain is 2^-1023 of a's
+    assert abs(found[MetricId("ndcg", 4)][0] - expected) < 1e-12
+    assert found[MetricId("ndcg_linear", 4)][0] < 1
 
 
 @settings(max_examples=300, deadline=None)
 @given(graded_case(), st.lists(st.integers(1, 25), min_size=1, max_size=3), st.integers(1, 3), st.data())
-def test_a_run_scored_in_parts_adds_up_to_the_run_scored_whole(data, ks, threshold, draw):
-    """score's reader scores each part of a large run where it was read and adds the parts'
-    values (``add_query_values``), after they crossed between processes (pickled):
-    the floats, and every list, are the whole run's."""
-    import pickle
-
-    from goldkeeper.core.scoring import Qrels, add_query_values, query_values
-
-    grades, run = data
-    qrels = Qrels(grades=grades, stratum={q: "_unstratified" for q in grades})
-    whole = query_values(qrels, run, ks, threshold)
-    owner = [draw.draw(st.integers(0, 2)) for _ in run]
-    parts = [query_values(qrels, [e for e, o in zip(run, owner) if o == p], ks, threshold) for p in range(3)]
-    added = add_query_values([pickle.loads(pickle.dumps(part, protocol=5)) for part in parts])
-    assert added.scored_ids == whole.scored_ids and added.seen_in_run == whole.seen_in_run
-    assert sorted(added.duplicates) == sorted(whole.duplicates) and sorted(added.run_only) == sorted(whole.run_only)
-    assert added.run_queries == whole.run_queries
-    for metric, column in whole.values.items():
-        assert [v.hex() for v in column] == [v.hex() for v in added.values[metric]], metric
-
-
-def test_parts_that_share_a_query_or_differ_in_settings_are_refused():
-    import pytest
-
-    from goldkeeper.core.scoring import Qrels, add_query_values, query_values
-
-    qrels = Qrels(grades={"q1": {"d1": 1}, "q2": {"d2": 2}}, stratum={"q1": "_unstratified", "q2": "_unstratified"})
-    one = query_values(qrels, [goldkeeper.RunEntry(query_id="q1", ranking=["d1"])], 5, 1)
-    again = query_values(qrels, [goldkeeper.RunEntry(query_id="q1", ranking=["d2"])], 5, 1)
-    other = query_values(qrels, [goldkeeper.RunEntry(query_id="q2", ranking=["d2"])], 10, 1)
-    with pytest.raises(ValueError, match="entries in two parts"):
-        add_query_values([one, again])
-    with pytest.raises(ValueError, match="different settings"):
-        add_query_values([one, other])
-    with pytest.raises(ValueError, match="no part"):
-        add_query_values([])
-
-
-@settings(max_examples=300, deadline=None)
-@given(graded_case(), st.lists(st.integers(1, 25), min_size=1, max_size=3), st.integers(1, 3),
-       st.sampled_from(["python", "numpy"]), st.data())
-def test_a_run_given_to_a_scorer_block_by_block_scores_as_the_whole_run(data, ks, threshold, kernel, draw):
+def test_a_run_given_to_a_scorer_block_by_block_scores_as_the_whole_run(data, ks, threshold, draw):
     """``RunScorer.add`` takes a large run a block of entries at a time (the reader frees each
     block's keys once scored): the floats and lists are those of the whole run at once."""
     from goldkeeper.core.scoring import Qrels, RunScorer, query_values
 
     grades, run = data
     qrels = Qrels(grades=grades, stratum={q: "_unstratified" for q in grades})
-    whole = query_values(qrels, run, ks, threshold, kernel=kernel)
+    whole = query_values(qrels, run, ks, threshold)
     cuts = sorted(draw.draw(st.lists(st.integers(0, len(run)), max_size=3)))
-    scorer = RunScorer(qrels, ks, threshold, kernel=kernel)
+    scorer = RunScorer(qrels, ks, threshold)
     for start, stop in zip([0, *cuts], [*cuts, len(run)]):
         scorer.add(run[start:stop])
     blocks = scorer.result()
