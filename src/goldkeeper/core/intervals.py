@@ -14,6 +14,14 @@ large query sets ``BootstrapSpec.for_queries`` caps the resamples (at least 2,00
 report states the number used. Degenerate samples (every value equal) get a
 zero-width interval and say so, where scipy returns NaN.
 
+From ``ANALYTIC_MIN_QUERIES`` queries on, a graded metric's bootstrap distribution is not
+drawn but computed: the distribution of the mean of n draws from the sample is approximated
+by the saddlepoint (Lugannani and Rice, Adv. Appl. Prob. 1980, as Davison and Hinkley,
+Biometrika 1988, apply it to the bootstrap), whose relative error falls as n^-3/2, well
+under the Monte Carlo error of 10,000 resamples at these sizes. BCa's bias correction and
+bounds are then read from that distribution (``ci_method`` ``bca-saddlepoint``), at O(n) per
+bound instead of O(n x resamples).
+
 Both are seeded and deterministic: the same values, confidence and seed give the same bounds.
 """
 
@@ -25,7 +33,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["MAX_DRAWS", "MIN_RESAMPLES", "BootstrapSpec", "Interval", "bca_interval", "bca_intervals", "clopper_pearson", "metric_interval"]
+__all__ = ["ANALYTIC_MIN_QUERIES", "MAX_DRAWS", "MIN_RESAMPLES", "BootstrapSpec", "Interval", "bca_interval", "bca_intervals", "clopper_pearson", "metric_interval"]
 
 #: Draws per block of resamples (bounded memory at any n), and bins one bincount may count
 #: into: a block's draws and counts (384 KiB at most) stay in a core's cache, and arrays
@@ -38,6 +46,9 @@ _FEW_DISTINCT = 64
 #: lowers the resamples (never below 2,000) and the report says how many were used.
 MAX_DRAWS = 200_000_000
 MIN_RESAMPLES = 2_000
+#: From this many queries graded metrics get ``bca-saddlepoint`` intervals; below, the
+#: resamples are drawn (cheap there, and exact where the distribution is coarse).
+ANALYTIC_MIN_QUERIES = 500
 
 
 @dataclass(frozen=True)
@@ -132,6 +143,17 @@ def bca_intervals(values: np.ndarray, spec: BootstrapSpec = BootstrapSpec()) -> 
     note = "degenerate: every value is equal"
     if n == 1 or degenerate.all():
         return [Interval(float(v), float(v), "bca", note) for v in values[0]]
+    # Jackknife acceleration from leave-one-out means (closed form for a mean).
+    loo = (values.sum(axis=0) - values) / (n - 1)
+    spread = loo.mean(axis=0) - loo
+    num = (spread ** 3).sum(axis=0)
+    den = 6.0 * ((spread ** 2).sum(axis=0) ** 1.5)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        accel = np.where(den > 0, num / den, 0.0)
+    alpha = (1 - spec.confidence) / 2
+    if n >= ANALYTIC_MIN_QUERIES:
+        return [Interval(float(values[0, j]), float(values[0, j]), "bca", note) if degenerate[j]
+                else _saddlepoint_bca(values[:, j], float(accel[j]), alpha) for j in range(m)]
     # Few distinct values (precision, recall, MRR at a small k): an exact multinomial shortcut.
     # The rest share one set of index resamples, capped in size for very large query sets.
     few = [j for j in range(m) if np.unique(values[:, j]).size <= _FEW_DISTINCT]
@@ -145,14 +167,6 @@ def bca_intervals(values: np.ndarray, spec: BootstrapSpec = BootstrapSpec()) -> 
     below = (boot < theta).sum(axis=0)
     at_or_below = (boot <= theta).sum(axis=0)
     z0 = ndtri((below + at_or_below) / (2.0 * spec.resamples))
-    # Jackknife acceleration from leave-one-out means (closed form for a mean).
-    loo = (values.sum(axis=0) - values) / (n - 1)
-    spread = loo.mean(axis=0) - loo
-    num = (spread ** 3).sum(axis=0)
-    den = 6.0 * ((spread ** 2).sum(axis=0) ** 1.5)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        accel = np.where(den > 0, num / den, 0.0)
-    alpha = (1 - spec.confidence) / 2
     out = []
     for j in range(m):
         if degenerate[j]:
@@ -168,6 +182,97 @@ def bca_intervals(values: np.ndarray, spec: BootstrapSpec = BootstrapSpec()) -> 
         low, high = np.percentile(boot[:, j], [100 * bounds[0], 100 * bounds[1]])
         out.append(Interval(float(low), float(high), "bca"))
     return out
+
+
+def _bca_levels(z0: float, accel: float, alpha: float) -> list[float]:
+    """BCa's adjusted levels of the bootstrap distribution for the two bounds."""
+    from scipy.special import ndtr, ndtri
+
+    levels = []
+    for z_alpha in (ndtri(alpha), ndtri(1 - alpha)):
+        shifted = z0 + z_alpha
+        levels.append(float(ndtr(z0 + shifted / (1 - accel * shifted))))
+    return levels
+
+
+class _BootstrapMean:
+    """The bootstrap distribution of the mean of a sample (values standardised to mean 0,
+    variance 1), by the saddlepoint: ``cdf(t)`` is P(mean of n draws <= K'(t)) at the
+    saddlepoint t, by Lugannani and Rice's formula."""
+
+    def __init__(self, column: np.ndarray) -> None:
+        self.n = column.size
+        self.center, self.scale = float(column.mean()), float(column.std())
+        self.y = (column - self.center) / self.scale
+        self.skew = float(np.mean(self.y ** 3))
+
+    def tilted(self, t: float) -> tuple[float, float, float]:
+        """K(t), K'(t), K''(t) of one draw's cumulant generating function."""
+        ty = t * self.y
+        top = float(ty.max())
+        weights = np.exp(ty - top)
+        total = float(weights.sum())
+        first = float(weights @ self.y) / total
+        second = float(weights @ (self.y * self.y)) / total - first * first
+        return top + math.log(total / self.n), first, max(second, 0.0)
+
+    def cdf(self, t: float) -> float:
+        from scipy.special import ndtr
+
+        root_n = math.sqrt(self.n)
+        if abs(t) * root_n < 1e-6:  # the formula's limit at the mean
+            return 0.5 + self.skew / (6.0 * math.sqrt(2.0 * math.pi) * root_n)
+        k, first, second = self.tilted(t)
+        w = math.copysign(math.sqrt(max(2.0 * self.n * (t * first - k), 0.0)), t)
+        v = t * math.sqrt(self.n * second)
+        if w == 0.0 or v == 0.0:
+            return 0.0 if t < 0 else 1.0
+        density = math.exp(-0.5 * w * w) / math.sqrt(2.0 * math.pi)
+        return min(1.0, max(0.0, float(ndtr(w)) + density * (1.0 / w - 1.0 / v)))
+
+    def quantile(self, level: float) -> float:
+        """The value below which ``level`` of the bootstrap means fall: the saddlepoint
+        where ``cdf`` reaches ``level``, bracketed, then found by regula falsi with the
+        Illinois step (``cdf`` is increasing in t). scipy.optimize would do the same and
+        takes 0.6 s to import."""
+        step = 1.0 / math.sqrt(self.n)
+        low, high = -step, step
+        f_low, f_high = self.cdf(low) - level, self.cdf(high) - level
+        while f_low > 0 and low > -1e6:
+            low, high, f_high = 2.0 * low, low, f_low
+            f_low = self.cdf(low) - level
+        while f_high < 0 and high < 1e6:
+            low, high, f_low = high, 2.0 * high, f_high
+            f_high = self.cdf(high) - level
+        side = 0
+        for _ in range(200):
+            t = high - f_high * (high - low) / (f_high - f_low) if f_high != f_low else 0.5 * (low + high)
+            f_t = self.cdf(t) - level
+            if f_t == 0.0 or high - low <= 1e-13 * max(1.0, abs(t)):
+                break
+            if (f_t < 0) == (f_low < 0):
+                low, f_low = t, f_t
+                if side == -1:
+                    f_high /= 2.0
+                side = -1
+            else:
+                high, f_high = t, f_t
+                if side == 1:
+                    f_low /= 2.0
+                side = 1
+        return self.center + self.scale * self.tilted(t)[1]
+
+
+def _saddlepoint_bca(column: np.ndarray, accel: float, alpha: float) -> Interval:
+    """BCa for the mean of ``column`` from its computed bootstrap distribution: the bias
+    correction from the share of bootstrap means below the estimate, the bounds its
+    quantiles at BCa's adjusted levels."""
+    from scipy.special import ndtri
+
+    distribution = _BootstrapMean(column)
+    z0 = float(ndtri(distribution.cdf(0.0)))
+    low, high = (distribution.quantile(level) for level in _bca_levels(z0, accel, alpha))
+    return Interval(low, high, "bca-saddlepoint")
 
 
 def bca_interval(values: Sequence[float], confidence: float = 0.95, resamples: int = 10_000,

@@ -30,6 +30,8 @@ _INTERVAL_METHODS = {
                        "(Clopper and Pearson 1934; scipy.stats.beta)",
     "bca": "bias-corrected and accelerated bootstrap of the mean over queries (Efron 1987; "
            "as scipy.stats.bootstrap method='BCa')",
+    "bca-saddlepoint": "BCa with the bootstrap distribution of the mean computed by the saddlepoint, not "
+                       "drawn, from 500 queries on (Lugannani and Rice 1980; Davison and Hinkley 1988)",
 }
 
 
