@@ -27,10 +27,10 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from validate_bench import compile_goldkeeper, measure, timed  # noqa: E402  (wall time; peak PSS of a process tree)
+from validate_bench import compile_goldkeeper, measure, timed
 
-import goldkeeper  # noqa: E402
-from goldkeeper.io.snapshots import write_sharded_snapshot  # noqa: E402
+import goldkeeper
+from goldkeeper.io.snapshots import write_sharded_snapshot
 
 SHARES = (("VALID", 0.4), ("RE_ANCHORABLE", 0.2), ("MERGED", 0.15), ("SPLIT", 0.15), ("ORPHANED", 0.1))
 

@@ -26,7 +26,7 @@ import urllib.request
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from validate_bench import compile_goldkeeper, measure  # noqa: E402
+from validate_bench import compile_goldkeeper, measure
 
 APP = """
 import asyncio, json, os, urllib.parse

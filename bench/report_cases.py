@@ -19,7 +19,7 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from score_bench import generate  # noqa: E402
+from score_bench import generate
 
 
 def cases(paths: dict[str, Path], tag: str) -> dict[str, list[str]]:

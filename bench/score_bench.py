@@ -7,8 +7,8 @@ them; each reads the same data (run JSONL for goldkeeper and retrieval-eval, whi
 the same run as a TREC file for the others, which read that) and computes P, recall, nDCG,
 MRR and MAP at k (goldkeeper without intervals, like its peers; its default intervals are
 timed on a line of their own). The floor is the time to parse the run JSONL alone with orjson
-(the issue's goal: goldkeeper within 2x of it); a second floor parses the judgments too,
-which goldkeeper must also read. Prints the median of --repeats runs per tool (at least 7
+for reference; a second floor parses the judgments too, which goldkeeper must also read.
+A peer that is not installed, or that fails, stops the bench (``pip install -e '.[bench]'``). Prints the median of --repeats runs per tool (at least 7
 for a tool under 2 s) and their range, and every ratio. A size may name its own cutoff
 (``7000x1000@1000``: the issue's reference took 15.3 s there against 7.2 s at k = 10).
 
@@ -28,7 +28,7 @@ import textwrap
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from validate_bench import compile_goldkeeper, measure  # noqa: E402  (wall time; peak RSS of a process tree when sampled)
+from validate_bench import compile_goldkeeper, measure
 
 #: Tools faster than this are timed at least QUICK_RUNS times, whatever --repeats says.
 QUICK_S, QUICK_RUNS = 2.0, 7
@@ -108,6 +108,33 @@ PEERS = {
 }
 
 
+#: The module each peer needs; all come with ``pip install -e '.[bench]'``.
+PEER_MODULES = {"retrieval-eval": "retrieval_eval", "ranx": "ranx", "pytrec_eval": "pytrec_eval",
+                "ir_measures": "ir_measures"}
+
+
+def require_peers(wanted: set[str]) -> None:
+    """Stop before timing anything when a peer asked for is not installed or not runnable."""
+    import importlib.util
+    import shutil
+
+    missing = [name for name in sorted(wanted) if name in PEER_MODULES
+               and importlib.util.find_spec(PEER_MODULES[name]) is None]
+    if "retrieval-eval" in wanted and not shutil.which("retrieval-eval"):
+        missing.append("retrieval-eval (its command)")
+    if missing:
+        raise SystemExit(f"score_bench: peers not installed: {', '.join(missing)}; "
+                         "pip install -e '.[bench]', or leave them out with --peers")
+    unknown = wanted - set(PEER_MODULES)
+    if unknown:
+        raise SystemExit(f"score_bench: unknown peers {sorted(unknown)}; known: {sorted(PEER_MODULES)}")
+
+
+def ok_codes(name: str) -> tuple[int, ...]:
+    """goldkeeper exits 1 on a FAIL verdict, a valid answer; every other tool must exit 0."""
+    return (0, 1) if name.startswith("goldkeeper") else (0,)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=3)
@@ -115,6 +142,7 @@ def main() -> None:
     parser.add_argument("--k", type=int, default=10)
     parser.add_argument("--peers", default="retrieval-eval,ranx,pytrec_eval,ir_measures")
     args = parser.parse_args()
+    require_peers(set(args.peers.split(",")))
     compile_goldkeeper()
     cache = Path(os.environ.get("GOLDKEEPER_BENCH_CACHE", Path(tempfile.gettempdir()) / "goldkeeper-bench"))
     cache.mkdir(parents=True, exist_ok=True)
@@ -142,21 +170,21 @@ def main() -> None:
                                                       judgments_jsonl=str(paths["judgments.jsonl"]), k=k)
                 commands[name] = [sys.executable, "-c", script]
         times: dict[str, list[float]] = {name: [] for name in commands}
-        peaks: dict[str, float] = {name: 0.0 for name in commands}
+        peaks: dict[str, float] = dict.fromkeys(commands, 0.0)
         order = list(commands)
         for repeat in range(args.repeats):  # timed without memory sampling, which takes CPU (measure)
             # Each repeat starts one tool later, so that no tool always runs after the same one
             # (a median of few repeats does not average an order effect away).
             for name in order[repeat % len(order):] + order[:repeat % len(order)]:
-                times[name].append(measure(commands[name], sample=False)[0])
+                times[name].append(measure(commands[name], sample=False, ok=ok_codes(name))[0])
         # Tools that take under QUICK_S seconds run until each has QUICK_RUNS times, in the
         # same rotation: a few seconds more buys medians that one slow moment moves less.
         quick = [name for name in order if statistics.median(times[name]) < QUICK_S]
         for repeat in range(args.repeats, QUICK_RUNS):
             for name in quick[repeat % len(quick):] + quick[:repeat % len(quick)]:
-                times[name].append(measure(commands[name], sample=False)[0])
+                times[name].append(measure(commands[name], sample=False, ok=ok_codes(name))[0])
         for name, argv in commands.items():
-            peaks[name] = measure(argv)[1]
+            peaks[name] = measure(argv, ok=ok_codes(name))[1]
         ours = statistics.median(times["goldkeeper"])
         for name in commands:
             median = statistics.median(times[name])

@@ -26,8 +26,8 @@ import textwrap
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from score_bench import generate  # noqa: E402
-from validate_bench import compile_goldkeeper, measure, timed  # noqa: E402
+from score_bench import generate
+from validate_bench import compile_goldkeeper, measure, timed
 
 SETUP = """
 import time, numpy as np

@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from make_judgments import make_lines  # noqa: E402
+from make_judgments import make_lines
 
 
 def compile_goldkeeper() -> None:
@@ -61,7 +61,7 @@ def _tree_rss(pid: int) -> int:
     return total
 
 
-def measure(argv: list[str], sample: bool = True) -> tuple[float, float, int]:
+def measure(argv: list[str], sample: bool = True, ok: tuple[int, ...] = (0, 1)) -> tuple[float, float, int]:
     """Wall seconds, peak RSS in MiB and exit code of one run of argv.
 
     The peak is the larger of the kernel's own peak for the command's main process (ru_maxrss)
@@ -69,7 +69,8 @@ def measure(argv: list[str], sample: bool = True) -> tuple[float, float, int]:
     is charged for all of its processes at once. Sampling reads every process's page tables
     and takes CPU from the command (on two cores, 14% of a two-process goldkeeper score, 7% of
     a one-process peer): ``sample=False`` waits without it, for timing (``timed``); the peak
-    is then the main process's alone.
+    is then the main process's alone. An exit code outside ``ok`` stops the bench: a peer
+    that failed to run must not be reported as fast (peers exit 0; goldkeeper 1 on a FAIL).
     """
     start = time.perf_counter()
     proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
@@ -83,8 +84,8 @@ def measure(argv: list[str], sample: bool = True) -> tuple[float, float, int]:
     elapsed = time.perf_counter() - start
     proc.returncode = os.waitstatus_to_exitcode(status)
     err = proc.stderr.read().decode() if proc.stderr else ""
-    if proc.returncode not in (0, 1):
-        raise SystemExit(f"{argv[0]} failed with exit {proc.returncode}: {err.strip()}")
+    if proc.returncode not in ok:
+        raise SystemExit(f"{' '.join(argv[:3])[:120]} failed with exit {proc.returncode}: {err.strip()[-2000:]}")
     return elapsed, max(usage.ru_maxrss * 1024, sampled) / 2**20, proc.returncode
 
 

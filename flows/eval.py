@@ -14,16 +14,15 @@ import os
 import re
 from typing import Any
 
+from goldkeeper.flows.evaluate import _now, evaluate, outcome_of, rolled_up
+from goldkeeper.flows.faults import retry_faults, storage_root
 from prefect import flow, task
-from prefect.states import State
 from prefect.artifacts import create_progress_artifact, update_progress_artifact
+from prefect.states import State
 
 from goldkeeper.io.evaluation import retrieve_to_storage
 from goldkeeper.io.files import is_local, local_path
 from goldkeeper.io.storage import suite_slug
-
-from goldkeeper.flows.evaluate import _now, evaluate, outcome_of, rolled_up
-from goldkeeper.flows.faults import retry_faults, storage_root
 
 __all__ = ["eval_retriever"]
 

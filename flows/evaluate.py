@@ -17,6 +17,8 @@ import uuid
 from datetime import datetime, timezone
 from typing import Any
 
+from goldkeeper.flows.faults import content_kept_out, retry_faults, storage_root
+from goldkeeper.flows.signals import announce, tag_run
 from prefect import flow, get_run_logger, task
 from prefect.artifacts import create_markdown_artifact, create_table_artifact
 from prefect.states import Completed, Failed, State
@@ -27,9 +29,17 @@ from goldkeeper.core.reporting import apply_error_budget, build_report
 from goldkeeper.core.scoring import build_qrels, score
 from goldkeeper.core.trend import attribute_change, gate_thresholds, gated_metrics, trend_points, with_queued_found
 from goldkeeper.core.validation import validate
-from goldkeeper.dashboard import metric_rows, suite_page, summary_markdown, trend_chart_svg, trend_markdown, verdict_line
-from goldkeeper.io.snapshots import open_corpus
+from goldkeeper.dashboard import (
+    metric_rows,
+    suite_page,
+    summary_markdown,
+    trend_chart_svg,
+    trend_markdown,
+    verdict_line,
+)
+from goldkeeper.io.files import read_bytes
 from goldkeeper.io.loading import load_label_rows, load_run_prefixes
+from goldkeeper.io.snapshots import open_corpus
 from goldkeeper.io.storage import (
     browser_link,
     content_sha256,
@@ -40,9 +50,6 @@ from goldkeeper.io.storage import (
     read_history,
     suite_slug,
 )
-from goldkeeper.io.files import read_bytes
-from goldkeeper.flows.signals import announce, tag_run
-from goldkeeper.flows.faults import content_kept_out, retry_faults, storage_root
 
 __all__ = ["EvaluationFailed", "evaluate", "outcome_of", "rolled_up", "verdict_state"]
 
@@ -114,7 +121,7 @@ def check_judgments(rows: list[dict[str, Any]]):
 @task(name="score_runs", timeout_seconds=1800)
 def score_run(rows: list[dict[str, Any]], run, ks: list[int], threshold: int, intervals: bool):
     # The rows were checked as they were read (load_judgments): grouped as they are, not
-    # checked again as score checks rows it is given (1 us a label).
+    # checked again as score checks rows it is given.
     return score(build_qrels(rows), run, k=ks, threshold=threshold, intervals=BootstrapSpec() if intervals else None)
 
 

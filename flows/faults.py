@@ -28,7 +28,7 @@ def retry_faults(task: Any, task_run: Any, state: Any) -> bool:
         state.result()
     except InputError:
         return False
-    except BaseException:  # noqa: BLE001 - any other failure may be transient
+    except BaseException:
         return True
     return True
 

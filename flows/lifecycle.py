@@ -23,12 +23,16 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
+from goldkeeper.flows.evaluate import _now, evaluate, outcome_of, rolled_up
+from goldkeeper.flows.faults import content_kept_out, retry_faults, storage_root
+from goldkeeper.flows.signals import signal
 from prefect import flow, get_run_logger, task
 from prefect.artifacts import create_markdown_artifact, create_progress_artifact, update_progress_artifact
 from prefect.states import State
 
 from goldkeeper.core.drift import classify, fix, rejudgment_queue
 from goldkeeper.core.judgments import dump_judgments, parse_judgments
+from goldkeeper.dashboard import drift_markdown
 from goldkeeper.errors import GoldkeeperError
 from goldkeeper.io.partitioned import remove_work, stage_judgments
 from goldkeeper.io.snapshots import open_corpus
@@ -43,11 +47,6 @@ from goldkeeper.io.storage import (
     write_judgments_version,
     write_suite,
 )
-
-from goldkeeper.dashboard import drift_markdown
-from goldkeeper.flows.evaluate import _now, evaluate, outcome_of, rolled_up
-from goldkeeper.flows.signals import signal
-from goldkeeper.flows.faults import content_kept_out, retry_faults, storage_root
 
 __all__ = ["REINDEX_EVENT", "REINDEX_MATCH", "REINDEX_PARAMETERS", "evaluate_suite", "evaluation_suite", "on_reindex",
            "snapshot_corpus"]

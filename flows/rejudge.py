@@ -27,6 +27,9 @@ import hashlib
 from datetime import datetime, timezone
 from typing import Any, Literal
 
+from goldkeeper.flows.faults import content_kept_out, retry_faults, storage_root
+from goldkeeper.flows.lifecycle import evaluate_suite, read_suite_config
+from goldkeeper.flows.signals import signal
 from prefect import flow, task
 from prefect.artifacts import create_markdown_artifact
 from prefect.cache_policies import NO_CACHE
@@ -38,9 +41,6 @@ from pydantic import Field, create_model
 from goldkeeper.core.judgments import dump_judgments, parse_judgments
 from goldkeeper.core.rejudge import AppliedAnswers, apply_answers, check_answers, grade_answers, pending_items, walked
 from goldkeeper.dashboard import queue_markdown, rejudge_markdown
-from goldkeeper.flows.faults import content_kept_out, retry_faults, storage_root
-from goldkeeper.flows.lifecycle import evaluate_suite, read_suite_config
-from goldkeeper.flows.signals import signal
 from goldkeeper.io.snapshots import open_corpus
 from goldkeeper.io.storage import (
     current_judgments_url,

@@ -14,13 +14,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from goldkeeper.flows.faults import retry_faults
 from prefect import task
 from prefect.events import emit_event
 from prefect.runtime import flow_run
 
 from goldkeeper.core.trend import gated_metrics
 from goldkeeper.io.storage import suite_slug
-from goldkeeper.flows.faults import retry_faults
 
 __all__ = ["EVALUATION_EVENTS", "announce", "signal", "suite_resource", "tag_run"]
 

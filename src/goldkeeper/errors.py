@@ -46,7 +46,7 @@ def describe_value(value: object) -> str:
         text = "null"
     elif isinstance(value, str):
         text = repr(value)
-        if text.startswith("'") or text.startswith('"'):
+        if text.startswith(("'", '"')):
             text = '"' + text[1:-1].replace('"', '\\"').replace("\\'", "'") + '"'
     elif isinstance(value, (int, float)):
         text = repr(value)

@@ -10,7 +10,7 @@ if TYPE_CHECKING:
 
     from goldkeeper.core.validation import ValidationResult
 
-# rich loads with the first print_* call (0.025 s): markdown needs none of it.
+# rich loads with the first print_* call: markdown needs none of it.
 
 __all__ = ["print_validation"]
 
@@ -60,8 +60,8 @@ _STATUS_STYLE = {"PASS": "bold green", "FAIL": "bold red", "INDETERMINATE": "bol
 
 def _document(report) -> dict:
     """A report as its JSON document (``Report.to_json_dict``): the report renderers read
-    that, so ``score`` renders what it would print as JSON without importing pydantic (0.08 s
-    of a small score's text output) to build a model first."""
+    that, so ``score`` renders what it would print as JSON without importing pydantic to build a
+    model first."""
     return report if isinstance(report, dict) else report.to_json_dict()
 
 
@@ -123,7 +123,7 @@ def _strata_columns(document: dict) -> list[tuple[str, str | None]]:
             continue
         if parsed.kind == "worst-stratum" and parsed.metric not in dict(columns):
             lowest = worst_stratum(strata, parsed.metric)
-            columns.append((parsed.metric, lowest and not _all_equal(strata, parsed.metric) and lowest["name"] or None))
+            columns.append((parsed.metric, (lowest and not _all_equal(strata, parsed.metric) and lowest["name"]) or None))
     return columns
 
 

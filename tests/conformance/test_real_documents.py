@@ -216,7 +216,7 @@ def _compare(docs, setting, with_offsets):
     statuses = Counter()
     wrong = []
     for label, finding in zip(labels, result.findings, strict=True):
-        got = (finding["status"],) + tuple(finding[k] for k in ("reanchor_to", "split_into") if k in finding)
+        got = (finding["status"], *tuple(finding[k] for k in ("reanchor_to", "split_into") if k in finding))
         want = expected(label)
         statuses[want[0]] += 1
         if got != want:

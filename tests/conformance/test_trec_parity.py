@@ -89,7 +89,7 @@ def test_generated_runs_with_ties_gaps_and_graded_labels_agree_with_trec_eval(se
     qrels = goldkeeper.parse_trec_qrels(qrels_text)
     run = goldkeeper.parse_trec_run(run_text)
     ks = (1, 3, 5, 10, 20)
-    ours = score(qrels, run, k=list(ks) + [1000])
+    ours = score(qrels, run, k=[*list(ks), 1000])
     theirs = {q: v for q, v in _trec_eval(qrels, run, ks).items() if q in ours.per_query}
     assert len(theirs) > 50
     _compare(ours, theirs, ks)

@@ -40,7 +40,7 @@ STARTUP_TIMEOUT = 180
 def prefect_server():
     """The session's server: started on first use, stopped at the end; its environment."""
     binary = Path(sys.executable).parent / "prefect"
-    log = open(Path(HOME) / "server.log", "wb")  # noqa: SIM115 - closed below
+    log = open(Path(HOME) / "server.log", "wb")
     process = subprocess.Popen([str(binary), "server", "start", "--host", "127.0.0.1", "--port", str(PORT)],
                                env={**os.environ, **SETTINGS}, stdout=log, stderr=subprocess.STDOUT)
     deadline = time.monotonic() + STARTUP_TIMEOUT

@@ -158,7 +158,7 @@ def test_a_worker_killed_mid_run_is_retried_and_the_result_is_unchanged(prefect_
         try:
             out["result"] = drift_partitioned.with_options(task_runner=task_runner("local", 2))(
                 str(judgments), str(snapshot), str(tmp_path / "work"), PARTITIONS)
-        except BaseException as error:  # noqa: BLE001 - reported by the assertion below
+        except BaseException as error:
             out["error"] = error
 
     thread = threading.Thread(target=run)
@@ -215,6 +215,7 @@ def test_query_partitioned_scoring_writes_the_one_process_report(prefect_server,
     """Same bytes as `goldkeeper score` with the same --now: values merged per query first,
     then means, strata and intervals on the merged vectors."""
     from goldkeeper.flows.scale import score_partitioned, task_runner
+
     from goldkeeper.io.files import report_bytes
     from tests.conftest import run_cli
 
@@ -233,12 +234,13 @@ def test_query_partitioned_scoring_writes_the_one_process_report(prefect_server,
 def test_the_real_document_case_partitioned_on_dask_gives_the_one_process_result(prefect_server, tmp_path):
     """The drift issue's real-document case (Django 4.2 labels, 5.0 re-chunked by another
     chunker), from a corpus.json, on a Dask LocalCluster of two workers."""
-    from goldkeeper.core.drift import Corpus
+    import tarfile
+
     from goldkeeper.flows.scale import drift_partitioned, task_runner
+
+    from goldkeeper.core.drift import Corpus
     from tests.conformance.test_real_documents import DJANGO, SETTINGS, snapshot
     from tests.conftest import fetch_wheel
-
-    import tarfile
 
     files = {}
     for version, sha in DJANGO.items():
@@ -272,7 +274,6 @@ def test_partitions_on_s3_with_dask_workers(prefect_server, case, s3, tmp_path):
     Dask worker processes that reach it through their own s3fs: the shared-storage setup a
     remote cluster needs (``remote=True`` accepts s3:// URLs)."""
     import fsspec
-
     from goldkeeper.flows.scale import drift_partitioned, task_runner
 
     _, judgments, snapshot, *_ = case

@@ -168,7 +168,7 @@ def test_the_shipped_deployments_run_on_a_process_worker_for_the_suite_an_event_
     assert not deployments["nightly"].schedules
 
     (tmp_path / "elsewhere").mkdir()
-    worker_log = open(tmp_path / "worker.log", "w")  # noqa: SIM115
+    worker_log = open(tmp_path / "worker.log", "w")
     worker = subprocess.Popen([str(BIN / "prefect"), "worker", "start", "--pool", "goldkeeper"],
                               env={**env, "PREFECT_WORKER_QUERY_SECONDS": "2", "PREFECT_WORKER_PREFETCH_SECONDS": "5"},
                               cwd=tmp_path / "elsewhere", stdout=worker_log, stderr=subprocess.STDOUT)
@@ -248,7 +248,7 @@ def test_a_served_rejudge_run_suspends_batch_after_batch_and_walks_the_whole_que
         while deployment is None and time.monotonic() < deadline:
             try:
                 deployment = _read(server, lambda client: client.read_deployment_by_name("goldkeeper-rejudge/serve"))
-            except Exception:  # noqa: BLE001 - not registered yet
+            except Exception:
                 time.sleep(1)
         assert deployment is not None
         run = _read(server, lambda client: client.create_flow_run_from_deployment(

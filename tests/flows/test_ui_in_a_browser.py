@@ -60,8 +60,8 @@ def _two_days(tmp_path):
     from goldkeeper.flows.evaluate import evaluate
 
     case = FIXTURES / "basic"
-    common = dict(suite="Browser Suite", judgments_url=str(case / "judgments.jsonl"), run_url=str(case / "run.jsonl"),
-                  storage_url=f"file://{tmp_path}/store", k=[1, 3])
+    common = {"suite": "Browser Suite", "judgments_url": str(case / "judgments.jsonl"), "run_url": str(case / "run.jsonl"),
+                  "storage_url": f"file://{tmp_path}/store", "k": [1, 3]}
     evaluate(**common, gates=["recall@3:0.4"], generated_at="2026-11-28T03:00:00Z", return_state=True)
     return evaluate(**common, gates=["recall@3:0.9"], generated_at="2026-11-29T03:00:00Z", return_state=True)
 

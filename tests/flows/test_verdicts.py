@@ -73,6 +73,7 @@ def test_the_verdict_is_the_runs_state_with_tags_and_an_event(prefect_server, tm
 
 def test_a_lifecycle_with_a_failing_evaluation_is_failed_and_says_which(prefect_server, tmp_path):
     from goldkeeper.flows.lifecycle import on_reindex
+
     from goldkeeper.io.storage import write_judgments_version
 
     root = f"file://{tmp_path}/store"
@@ -111,6 +112,7 @@ def test_the_trend_marks_a_judgments_change_and_attributes_the_delta(prefect_ser
     R3 on J2 = (1/3 + 1) / 2 = 2/3. The third change, 2/3 - 1 = -1/3, is -1/6 from the labels
     (R2 on J2 minus R2 on J1) and -1/6 from the retriever (R3 minus R2, both on J2)."""
     from goldkeeper.flows.evaluate import evaluate
+
     from goldkeeper.io.storage import read_history
     from tests.flows.conftest import finished
     from tests.flows.test_evaluate import _artifacts
@@ -156,6 +158,7 @@ def test_the_trend_marks_a_judgments_change_and_attributes_the_delta(prefect_ser
 
 def test_points_with_other_cutoffs_are_not_compared(prefect_server, tmp_path):
     from goldkeeper.flows.evaluate import evaluate
+
     from tests.flows.conftest import finished
 
     root = f"file://{tmp_path}/store"
@@ -179,13 +182,14 @@ def test_the_shipped_alert_automation_posts_to_a_webhook_when_an_evaluation_fail
     import threading
 
     from goldkeeper.flows.evaluate import evaluate
+
     from tests.conftest import run_cli
     from tests.flows.conftest import finished
 
     received: list[dict] = []
 
     class Hook(http.server.BaseHTTPRequestHandler):
-        def do_POST(self):  # noqa: N802 - the handler's name
+        def do_POST(self):
             received.append(json.loads(self.rfile.read(int(self.headers["Content-Length"]))))
             self.send_response(200)
             self.end_headers()
@@ -201,8 +205,8 @@ def test_the_shipped_alert_automation_posts_to_a_webhook_when_an_evaluation_fail
         assert "evaluations of Alerted that do not pass post to http://127.0.0.1:" in made.stdout
         time.sleep(5)  # the server loads new automations into its trigger service periodically
         case = FIXTURES / "basic"
-        common = dict(suite="Alerted", judgments_url=str(case / "judgments.jsonl"), run_url=str(case / "run.jsonl"),
-                      storage_url=f"file://{tmp_path}/store", k=[1, 3])
+        common = {"suite": "Alerted", "judgments_url": str(case / "judgments.jsonl"), "run_url": str(case / "run.jsonl"),
+                      "storage_url": f"file://{tmp_path}/store", "k": [1, 3]}
         finished(evaluate, **common, gates=["recall@3:0.25"])
         outcome = finished(evaluate, **common, gates=["recall@3:0.9"])
         deadline = time.monotonic() + 90
@@ -221,13 +225,18 @@ def test_a_malformed_private_file_fails_at_once_and_its_content_stays_out_of_pre
     """Chunker output whose line is not JSON: the lifecycle fails naming the file, the line
     and the problem; no line of it reaches the run's state or logs; the task that read it ran
     once (malformed input is an answer, not a fault to retry)."""
+    from goldkeeper.flows.lifecycle import on_reindex
     from prefect.client.orchestration import get_client
     from prefect.client.schemas.filters import (
-        FlowFilter, FlowFilterName, FlowRunFilter, FlowRunFilterId, LogFilter, LogFilterFlowRunId,
+        FlowFilter,
+        FlowFilterName,
+        FlowRunFilter,
+        FlowRunFilterId,
+        LogFilter,
+        LogFilterFlowRunId,
     )
 
     from goldkeeper.errors import InputError
-    from goldkeeper.flows.lifecycle import on_reindex
     from goldkeeper.io.storage import write_judgments_version
 
     secret = "PAYROLL-2026 salary of jane doe is 123456"

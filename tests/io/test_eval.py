@@ -51,11 +51,11 @@ class Retriever(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(data)
 
-    def do_GET(self):  # noqa: N802
+    def do_GET(self):
         params = urllib.parse.parse_qs(urllib.parse.urlsplit(self.path).query)
         self._answer(params["id"][0], params["q"][0])
 
-    def do_POST(self):  # noqa: N802
+    def do_POST(self):
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         self._answer(body["query_id"], body["text"])
 

@@ -88,4 +88,4 @@ def test_a_page_on_s3_gets_a_presigned_link_a_browser_opens_as_html(s3):
     answer = httpx.get(link, timeout=10)
     assert answer.status_code == 200 and answer.content == b"<!doctype html><p>trend</p>"
     assert answer.headers["content-type"].startswith("text/html")
-    assert storage.browser_link(f"file:///tmp/x.html") is None
+    assert storage.browser_link("file:///tmp/x.html") is None

@@ -40,7 +40,7 @@ def test_sharded_snapshot_from_the_cli_reads_back_and_drifts_like_corpus_json(tm
 
 
 def test_a_changed_shard_is_refused_by_its_sha256(tmp_path):
-    corpus, rows = _chunker_rows()
+    _corpus, rows = _chunker_rows()
     write_sharded_snapshot(str(tmp_path), rows, "fp", shard_chunks=3, compress=False)
     shard = tmp_path / "chunks-00000.jsonl"
     shard.write_bytes(shard.read_bytes().replace(b'"ordinal":0', b'"ordinal":9'))

@@ -9,6 +9,7 @@ indexes, bisection and KMP borders in goldkeeper.core.drift.
 
 from __future__ import annotations
 
+import itertools
 import re
 import unicodedata
 from unittest.mock import patch
@@ -136,8 +137,7 @@ def test_fast_classifier_agrees_with_brute_force(documents, old_size, old_overla
              "relevance": 1} for i, c in enumerate(old)]
     result = classify(rows, Corpus(new))
     for row, finding in zip(rows, result.findings, strict=True):
-        got = (finding["status"],) + tuple(
-            finding[k] for k in ("reanchor_to", "split_into") if k in finding)
+        got = (finding["status"], *tuple(finding[k] for k in ("reanchor_to", "split_into") if k in finding))
         assert got == brute_classify(row, new), (row, finding)
     # The same corpus in another file order gives the same findings.
     assert classify(rows, Corpus(new[::-1])).findings == result.findings
@@ -167,10 +167,10 @@ def test_the_brute_force_itself_sees_each_status():
 def neighbours(draw):
     """Chunks of a text cut at random places, with random overlaps (or gaps), start offsets
     kept, dropped or wrong, and the pieces sometimes short, repeated or word-aligned."""
-    text = " ".join(draw(st.lists(st.sampled_from(WORDS + ["x", "ab"]), min_size=1, max_size=40)))
+    text = " ".join(draw(st.lists(st.sampled_from([*WORDS, "x", "ab"]), min_size=1, max_size=40)))
     cuts = sorted(draw(st.sets(st.integers(0, len(text)), max_size=8)) | {0, len(text)})
     chunks = []
-    for ordinal, (start, end) in enumerate(zip(cuts, cuts[1:])):
+    for ordinal, (start, end) in enumerate(itertools.pairwise(cuts)):
         start = max(0, start - draw(st.integers(0, 12)))  # overlap with the previous piece
         piece = text[start:end].strip()
         if not piece:

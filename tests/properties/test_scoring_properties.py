@@ -139,7 +139,7 @@ def graded_case(draw):
     for q in range(draw(st.integers(1, 8))):
         docs = draw(st.lists(st.sampled_from(DOCS), min_size=1, max_size=12, unique=True))
         grades[f"q{q}"] = {doc: draw(grade) for doc in docs}
-    run = [goldkeeper.RunEntry(query_id=f"q{q}", ranking=draw(st.lists(st.sampled_from(DOCS + ["x", "y"]), max_size=20)))
+    run = [goldkeeper.RunEntry(query_id=f"q{q}", ranking=draw(st.lists(st.sampled_from([*DOCS, "x", "y"]), max_size=20)))
            for q in draw(st.lists(st.integers(0, 10), unique=True, max_size=10))]
     return grades, run
 
@@ -202,7 +202,7 @@ def test_a_run_given_to_a_scorer_block_by_block_scores_as_the_whole_run(data, ks
     from goldkeeper.core.scoring import Qrels, RunScorer, query_values
 
     grades, run = data
-    qrels = Qrels(grades=grades, stratum={q: "_unstratified" for q in grades})
+    qrels = Qrels(grades=grades, stratum=dict.fromkeys(grades, "_unstratified"))
     whole = query_values(qrels, run, ks, threshold)
     cuts = sorted(draw.draw(st.lists(st.integers(0, len(run)), max_size=3)))
     scorer = RunScorer(qrels, ks, threshold)

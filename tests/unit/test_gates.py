@@ -133,8 +133,9 @@ def test_drift_gate_without_a_corpus_is_indeterminate():
 
 
 def test_report_validates_against_the_reference_schema():
-    import jsonschema
     from importlib import resources
+
+    import jsonschema
     schema = json.loads((resources.files("retrieval_eval") / "spec" / "report.schema.json").read_text())
     report = _report(_run(5), ["recall@5:0.5"])
     jsonschema.validate(report.to_json_dict(), schema, format_checker=jsonschema.FormatChecker())
@@ -220,7 +221,7 @@ def test_the_report_document_is_the_models_wire_form_and_takes_models_or_documen
     corpus = {"fingerprint": "sha256:abc", "documents": 3, "chunks": 9}
     gates = ["recall@1:-0.1", "recall@1:regression", "recall@1:sequential:0.5", "coverage:0.9", "drift:0.01",
              "ndcg@5:ci-lower:0.1", "worst-stratum:recall@1:0.1", "mrr@5:0.2"]
-    settings = dict(generated_at="2026-11-29T00:00:00Z", gates=gates, inputs={"run": {"url": "r", "sha256": None}})
+    settings = {"generated_at": "2026-11-29T00:00:00Z", "gates": gates, "inputs": {"run": {"url": "r", "sha256": None}}}
     document = report_document(result, validate(labels), baseline=baseline.to_json_dict(), drift=drift,
                                corpus=corpus, **settings)
     model = build_report(result, validate(labels), baseline=baseline, drift=DriftCounts(**drift),

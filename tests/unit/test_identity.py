@@ -36,7 +36,7 @@ def test_agreement_with_the_python_reference_is_exact_outside_u001c_to_u001f(tex
 
 def test_text_sha_is_sha256_of_the_normalized_text():
     text = "  Annual plans \r\n may be refunded.  "
-    digest = hashlib.sha256("Annual plans \n may be refunded.".encode()).hexdigest()[:32]
+    digest = hashlib.sha256(b"Annual plans \n may be refunded.").hexdigest()[:32]
     assert goldkeeper.text_sha(text) == "t1:" + digest
 
 

@@ -55,7 +55,7 @@ def test_the_queue_has_a_split_an_orphan_and_a_merge_for_review(suite):
 
 def test_answers_replace_labels_in_place_and_applying_twice_changes_nothing(suite):
     tmp_path, judgments, corpus, queue, items, new = suite
-    split, merged, orphan = items
+    split, _merged, orphan = items
     answers = _answers(tmp_path / "answers.jsonl", [
         {"item_id": split["item_id"], "chunk_id": new[0]["chunk_id"], "relevance": 2,
          "labeled_by": "human:bo", "labeled_at": "2026-11-29T10:00:00Z"},
@@ -81,7 +81,7 @@ def test_answers_replace_labels_in_place_and_applying_twice_changes_nothing(suit
 
 
 def test_a_merged_label_moved_by_fix_can_be_reviewed(suite):
-    tmp_path, judgments, corpus, queue, items, new = suite
+    tmp_path, judgments, corpus, queue, items, _new = suite
     merged = items[1]
     answers = _answers(tmp_path / "answers.jsonl", [
         {"item_id": merged["item_id"], "chunk_id": merged["reanchor_to"], "relevance": 1,

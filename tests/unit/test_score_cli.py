@@ -25,7 +25,9 @@ def test_identical_bytes_with_now(tmp_path):
 
 
 def test_source_date_epoch_fixes_the_time(monkeypatch):
-    import os, subprocess, sys
+    import os
+    import subprocess
+    import sys
     env = dict(os.environ, SOURCE_DATE_EPOCH="1764417600")
     out = subprocess.run([sys.executable, "-m", "goldkeeper", *ARGS, "--format", "json"], env=env,
                          capture_output=True, text=True)
@@ -58,7 +60,8 @@ def test_a_malformed_baseline_is_exit_2(tmp_path, content, message):
 
 
 def test_a_baseline_from_the_reference_implementation_works(tmp_path):
-    import subprocess, sys
+    import subprocess
+    import sys
     ref = tmp_path / "ref.json"
     subprocess.run([sys.executable, "-m", "retrieval_eval.cli", "score", "--judgments", str(BASIC / "judgments.jsonl"),
                     "--run", str(BASIC / "run.jsonl"), "-k", "3", "--out", str(ref)], capture_output=True)

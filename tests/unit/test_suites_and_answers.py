@@ -82,8 +82,8 @@ def test_grades_become_one_answer_per_relevant_chunk_none_or_a_skip():
 
 
 def test_answered_items_are_never_pending_and_skipped_ones_go_to_the_back():
-    from goldkeeper.core.rejudge import apply_answers, check_answers
     from goldkeeper.core.drift import LiveChunk, parse_corpus
+    from goldkeeper.core.rejudge import apply_answers, check_answers
 
     labels, queue = _queue()
     split, orphan = queue

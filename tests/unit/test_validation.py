@@ -8,7 +8,6 @@ import pytest
 import retrieval_eval
 
 import goldkeeper
-from goldkeeper.core.validation import Validator
 
 
 def labels(*rows: dict) -> list[goldkeeper.Judgment]:

@@ -10,9 +10,8 @@
 Exit codes and the one way failures become them (``guarded``) are in ``goldkeeper.errors``.
 """
 
-from goldkeeper.cli.app import app, main
-
 # Each module registers its commands on import; `goldkeeper --help` lists them in this order.
-from goldkeeper.cli import labels, scoring, drift, suites, flows  # noqa: E402, F401, I001
+from goldkeeper.cli import drift, flows, labels, scoring, suites  # noqa: F401
+from goldkeeper.cli.app import app, main
 
 __all__ = ["app", "main"]

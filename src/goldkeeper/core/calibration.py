@@ -38,9 +38,9 @@ import numpy as np
 
 __all__ = [
     "CalibrationQuery",
-    "calibration_queries",
     "Certificate",
     "calibrate",
+    "calibration_queries",
     "conformal_rank",
     "hoeffding_bentkus_p",
     "queries_for_risk",

@@ -46,7 +46,7 @@ if TYPE_CHECKING:
     from goldkeeper.models.judgment import Judgment
 
 # pydantic and the Judgment model load on first use (parse_corpus, fix): classify itself
-# needs neither, and importing them took 75 ms of `goldkeeper drift`'s start.
+# needs neither, and drift should not pay for their import.
 
 __all__ = [
     "ChunkSource",
@@ -77,7 +77,7 @@ _SURE_OVERLAP = 8  # shorter overlaps between neighbours count only on word boun
 PROGRESS_EVERY = 1 << 16
 
 
-_TWO_SPACES = re.compile("  ")  # sre finds it in 2.3 us per 4 KB of prose, str's ``in`` in 3.9
+_TWO_SPACES = re.compile("  ")  # (sre's search for a literal beats str's ``in`` on prose)
 
 
 def _plain(text: str) -> bool:
@@ -94,7 +94,7 @@ def _comparable(text: str) -> str:
     folds line ends and covers every White_Space character ``normalize`` strips, so only its
     NFC step is left to do, and ASCII is already NFC."""
     if _plain(text):
-        return text  # already single-spaced, nothing to strip: the common case, 10x faster
+        return text  # already single-spaced, nothing to strip: the common case
     if not text.isascii():
         text = unicodedata.normalize("NFC", text)
     return " ".join(text.split())
@@ -189,7 +189,7 @@ def _count(raw: Mapping[str, Any], name: str, source: str, line: int | None, whe
 
 
 class _CorpusJson(TypedDict, total=False):
-    __pydantic_config__ = {"strict": True}  # pydantic's ConfigDict: a dict
+    __pydantic_config__ = {"strict": True}  # noqa: RUF012 (pydantic reads a TypedDict's config from a plain dict)
     corpus_fingerprint: str | None
     chunker_fingerprint: str | None
     chunks: Required[list[LiveChunk]]
@@ -214,7 +214,7 @@ def parse_corpus(data: bytes | str, source: str = "corpus") -> Corpus:
     """The spec's corpus.json: ``{"corpus_fingerprint", "chunker_fingerprint", "chunks"}``.
 
     A well-formed snapshot is parsed and checked in one pass by pydantic-core, straight into
-    ``LiveChunk``s (0.53 s against 0.72 s for 200,000 chunks). Anything it refuses, and any
+    ``LiveChunk``s. Anything it refuses, and any
     text that spells NaN or Infinity (which its parser would accept outside the checked
     fields), is read again field by field, which words the error or gives the same chunks."""
     from pydantic import ValidationError
@@ -475,8 +475,8 @@ def _seamless(chunks: list[LiveChunk], pieces: list[str], spaced: str | None = N
     the pieces joined by a space, each chunk's span its piece. None when a piece is empty or
     some seam may share one (``_may_share``, or the start offsets say so), for ``_rebuild``'s
     loop to decide. What comes before a piece is searched in the pieces run together, as
-    ``_rebuild``'s tail holds them. On the bench's 10-chunk documents this takes two thirds
-    of the loop's time (0.09 s against 0.14 for 9,000)."""
+    ``_rebuild``'s tail holds them, which is cheaper than the loop for the common case of
+    documents cut into pieces without overlap."""
     if not pieces or not all(pieces):
         return None
     together = "".join(pieces)
@@ -725,7 +725,7 @@ def _classify(rows: list[Mapping[str, Any]], corpus: ChunkSource, progress: Call
     in_memory = isinstance(corpus, Corpus)
     if in_memory:
         # The live labels first, whose texts then need no hash (a VALID label is looked up no
-        # further): 0.03 s of 50,000 bench labels. A streamed corpus finds them in its pass.
+        # further). A streamed corpus finds them in its pass.
         live = {row["chunk_id"] for row in rows if row.get("chunk_id") is not None}.intersection(
             [chunk.chunk_id for chunk in corpus.chunks])
     for row in rows:
@@ -867,10 +867,8 @@ def concat_results(first: DriftResult, second: DriftResult) -> DriftResult:
 
 class _Pieces:
     """A document's chunk texts (comparable) joined by NUL, to find which hold a text with one
-    search of the whole rather than one per chunk. Measured on a 10-chunk bench document: a
-    150-character MERGED text 2.2 us against 3.8, an edited 300-character one 1.0 against
-    5.0; only a text longer than every chunk (a SPLIT), which ``in`` refuses by length, is
-    slower this way (1.2 against 0.4)."""
+    search of the whole rather than one per chunk; only a text longer than every chunk (a
+    SPLIT), which ``in`` refuses by length, is slower this way."""
 
     def __init__(self, pieces: list[str]) -> None:
         self.pieces = pieces

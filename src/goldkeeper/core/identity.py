@@ -40,8 +40,8 @@ def normalize(text: str) -> str:
 
 @cache
 def _sha256() -> Any:
-    """hashlib's sha256, imported on first use: OpenSSL's library takes 3.8 MB of memory and
-    3 ms to load, and score's process computes no hash (its reader's child does)."""
+    """hashlib's sha256, imported on first use (OpenSSL's library is large, and scoring
+    computes no chunk hash)."""
     import hashlib
 
     return hashlib.sha256

@@ -5,8 +5,8 @@ was scored or the judgment set is unsound, FAIL when the run covers none of the 
 queries (an empty or missing run can never pass). Gates can only make it worse.
 
 ``report_document`` builds the report as JSON values, the form it is written in, without
-pydantic (``goldkeeper score`` writes it as it is: with the validation result and the label
-decoder, pydantic's import and model builds took 0.08 s of a 10k-query score's 0.42 s);
+pydantic (``goldkeeper score`` writes it as it is, and need not import pydantic or build
+models for it);
 ``build_report`` validates that document into the ``Report``
 model, whose ``to_json_dict`` gives the same document back.
 """

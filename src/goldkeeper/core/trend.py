@@ -16,7 +16,7 @@ from typing import Any
 
 from goldkeeper.core.gates import Gate, parse_gate
 
-__all__ = ["attribute_change", "gated_metrics", "gate_thresholds", "trend_points", "with_queued_found"]
+__all__ = ["attribute_change", "gate_thresholds", "gated_metrics", "trend_points", "with_queued_found"]
 
 #: Gate kinds whose metric is a mean the trend can draw.
 _DRAWN = ("absolute", "delta", "ci-lower", "sequential", "regression")

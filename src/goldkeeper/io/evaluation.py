@@ -64,7 +64,7 @@ class _Cache:
                         continue  # a line torn by a crash: that query is simply asked again
         directory = os.path.dirname(os.path.abspath(path))
         os.makedirs(directory, exist_ok=True)
-        self.handle = open(path, "ab")  # noqa: SIM115 - closed in close()
+        self.handle = open(path, "ab")
 
     def put(self, key: str, hits: Hits) -> None:
         if self.handle is None:

@@ -1,22 +1,12 @@
 """msgspec decoders for the largest inputs: judgments JSONL and run JSONL (corpus.json's
 ``Chunk``, which needs core.drift, is in io.snapshots: score imports this module and not drift).
 
-msgspec decodes straight into typed values and checks them in the same pass, 3x faster than
-pydantic-core here (500,000 labels: 0.34 s against 0.98 s with the block's wrapping). core
-stays on pydantic (its dependencies are fixed), so these are only a first attempt: anything
-they refuse, or whose keys do not add up (extra keys are dropped here), goes to core's
-readers, which keep extras and word errors. So what is accepted, and every message, is core's.
-
-Drift, score and validate read their labels this way. pydantic-core shares equal
-short strings between rows (query ids, strata, labelers) and msgspec does not, so rows from
-msgspec hash and group more slowly afterwards and the strings they leave in sets take more
-memory. For score the decoding alone was no faster (100k x 100: 2.47 s against 2.43 s) and
-its peak grew (363 to 398 MiB), but once its report and validation result needed no pydantic,
-decoding here spared both its processes pydantic's import: 10k x 100 0.343 s against 0.396 s,
-7k x 1,000 0.411 s against 0.507 s, 100k x 100 2.49 s against 2.69 s, peak 387 against 363
-MiB (interleaved medians). validate of the same 50,000 labels: 0.243 s against 0.363 s (9
-each), and of 1M labels 4.69 against 4.70 s, peak 511 against 503 MiB. Drift's labels carry
-long unique texts: there reading half of 100,000 labels takes 0.11 s against 0.21 s.
+msgspec decodes straight into typed values and checks them in the same pass, several times
+faster than pydantic-core. core stays on pydantic (its dependencies are fixed), so these are
+only a first attempt: anything they refuse, or whose keys do not add up (extra keys are
+dropped here), goes to core's readers, which keep extras and word errors. So what is
+accepted, and every message, is core's. Drift, score and validate read their labels this
+way, and none of them needs pydantic's import for it.
 """
 
 from __future__ import annotations
@@ -87,8 +77,8 @@ def run_lines(data: Any, start: int = 0, stop: int | None = None) -> Iterator[Ru
     (other fields, a blank line, a CR, anything msgspec refuses).
 
     A line at a time, so a caller that keeps only a ranking's head reuses the memory of
-    the rest (decoding a 37 MB part whole took as long as core's reader, 0.26 s, in page
-    faults; line by line 0.16 s against 0.24 s), each line a view of ``data``, not a copy.
+    the rest (decoding a large block whole makes every ranking at once), each line a view of
+    ``data``, not a copy.
     It cannot see a key named twice in a line or a query on two lines: the caller checks
     those over the whole part.
     """

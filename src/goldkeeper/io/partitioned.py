@@ -60,7 +60,7 @@ from goldkeeper.io.files import (
     size_of,
     source_name,
 )
-from goldkeeper.io.loading import read_labels, load_run_prefixes
+from goldkeeper.io.loading import load_run_prefixes, read_labels
 from goldkeeper.io.snapshots import FORMAT, MANIFEST, ShardedCorpus, _HashingWriter, open_corpus
 from goldkeeper.models.judgment import Judgment
 
@@ -155,7 +155,7 @@ class _Piece:
     def __init__(self, stack: ExitStack, url: str) -> None:
         handle = stack.enter_context(open_write_atomic(url))
         self.digest = hashlib.sha256()
-        # Uncompressed: pieces live only as long as the run, and gzip took 30% of a map task.
+        # Uncompressed: pieces live only as long as the run, and compressing them costs more than it saves.
         self.sink = _HashingWriter(handle, self.digest)
         self.buffered = io.BufferedWriter(self.sink, 1 << 20)  # type: ignore[arg-type]
         self.ids = array("Q")

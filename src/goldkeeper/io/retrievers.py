@@ -273,7 +273,7 @@ class PythonRetriever:
     def search(self, query: Query) -> Hits:
         try:
             found = self.function(query.text, k=query.k, mode=query.mode)
-        except Exception as error:  # noqa: BLE001 - the user's code: recorded, not a crash
+        except Exception as error:
             raise RetrieverError(f"query {query.query_id}: {type(error).__name__}: {error}") from None
         if isinstance(found, list) and found and isinstance(found[0], tuple):
             try:

@@ -27,13 +27,13 @@ __all__ = [
     "browser_link",
     "content_sha256",
     "current_judgments_url",
-    "evaluation_key",
     "default_root",
+    "evaluation_key",
     "find_evaluation",
     "history_entry",
     "publish_answers",
-    "publish_queue",
     "publish_page",
+    "publish_queue",
     "publish_report",
     "publish_sharded_snapshot",
     "read_current_judgments",
@@ -41,10 +41,10 @@ __all__ = [
     "read_latest_queue",
     "read_queue",
     "read_suite",
-    "suite_url",
-    "write_suite",
     "suite_slug",
+    "suite_url",
     "write_judgments_version",
+    "write_suite",
 ]
 
 _SLUG = re.compile(r"[^a-z0-9]+")
@@ -368,7 +368,7 @@ class _Lock:
             import fcntl
 
             os.makedirs(os.path.dirname(self._path), exist_ok=True)
-            self._handle = open(self._path, "a")  # noqa: SIM115
+            self._handle = open(self._path, "a")
             fcntl.flock(self._handle, fcntl.LOCK_EX)
         return self
 
@@ -431,9 +431,9 @@ def publish_sharded_snapshot(root: str, corpus: str, chunks_url: str, chunker: s
     the same chunker output finds the snapshot written (manifest last, so only whole ones count)
     and does no work twice.
     """
+    from goldkeeper.core.judgments import decode_jsonl
     from goldkeeper.io.files import iter_blocks, iter_lines, source_name
     from goldkeeper.io.snapshots import MANIFEST, ShardedCorpus, write_sharded_snapshot
-    from goldkeeper.core.judgments import decode_jsonl
 
     digest = hashlib.sha256()
     for block in iter_blocks(chunks_url):

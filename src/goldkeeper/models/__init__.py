@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from .suite import SuiteConfig
 
 # Each model's module loads on first use: reading labels needs only ``judgment``, and the
-# report and corpus models cost 20-30 ms of import each.
+# report and corpus models are large to build.
 _MODULES = {
     **dict.fromkeys(("Chunk", "CorpusSnapshot", "QueueAnswer", "QueueItem", "ShardManifest"), "corpus"),
     **dict.fromkeys(("JUDGMENT_FIELDS", "Judgment"), "judgment"),
@@ -42,8 +42,11 @@ __all__ = [
     "GateResult",
     "Judgment",
     "Measurement",
+    "QueueAnswer",
+    "QueueItem",
     "Report",
     "RunEntry",
+    "ShardManifest",
     "StratumScore",
     "SuiteConfig",
     "Verdict",
