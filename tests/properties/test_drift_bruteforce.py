@@ -18,8 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import goldkeeper
-from goldkeeper.core import drift
-from goldkeeper.core.drift import Corpus, LiveChunk, classify
+from goldkeeper.core.drift import Corpus, LiveChunk, anchors, classification, classify, rebuild
 
 WORDS = ["refund", "plan", "annual", "monthly", "billing", "date", "the", "a", "is", "of", "cancel",
          "credit", "enterprise", "contract", "within", "days", "sso", "audit", "log", "s", "so"]
@@ -142,8 +141,8 @@ def test_fast_classifier_agrees_with_brute_force(documents, old_size, old_overla
     # The same corpus in another file order gives the same findings.
     assert classify(rows, Corpus(new[::-1])).findings == result.findings
     # So does the anchored search that long documents with many pending labels use.
-    with patch.object(drift, "_SCAN_BUDGET", 0), patch.object(drift, "_ANCHOR_EVERY", 2), \
-            patch.object(drift, "_ANCHOR_K", 3):
+    with patch.object(classification, "_SCAN_BUDGET", 0), patch.object(anchors, "_ANCHOR_EVERY", 2), \
+            patch.object(anchors, "_ANCHOR_K", 3):
         assert classify(rows, Corpus(new)).findings == result.findings
 
 
@@ -185,9 +184,9 @@ def neighbours(draw):
 @settings(max_examples=600, deadline=None)
 @given(neighbours())
 def test_a_seamless_document_is_the_one_stitched_seam_by_seam(chunks):
-    chunks, pieces, spaced = drift._texts(chunks)
-    seamless = drift._seamless(chunks, pieces, spaced)
+    chunks, pieces, spaced = rebuild._texts(chunks)
+    seamless = rebuild._seamless(chunks, pieces, spaced)
     if seamless is not None:
-        stitched = drift._stitched(chunks, pieces)
+        stitched = rebuild._stitched(chunks, pieces)
         assert (seamless.text, seamless.starts, seamless.ends, seamless.chunks, seamless.floor) == (
             stitched.text, stitched.starts, stitched.ends, stitched.chunks, stitched.floor)

@@ -9,6 +9,8 @@ import json
 import pytest
 
 from goldkeeper.core import drift
+from goldkeeper.core.drift import corpus as drift_corpus
+from goldkeeper.core.identity import text_sha
 from goldkeeper.errors import InputError
 from goldkeeper.io.snapshots import Chunk, corpus_json
 
@@ -35,7 +37,7 @@ def _both(payload: object) -> tuple[object, object]:
     the field-by-field reader gives."""
     data = json.dumps(payload).encode() if not isinstance(payload, bytes) else payload
     outcomes = []
-    for reader in (drift.parse_corpus, _msgspec_first, lambda raw, source: drift._parse_corpus_fields(raw, source)):
+    for reader in (drift.parse_corpus, _msgspec_first, lambda raw, source: drift_corpus._parse_corpus_fields(raw, source)):
         try:
             outcomes.append(_facts(reader(data, "corpus.json")))
         except InputError as error:
@@ -93,7 +95,7 @@ def test_the_fast_reader_keeps_a_stored_hash_and_computes_none():
     corpus = drift.parse_corpus(json.dumps({"chunks": [GOOD, {**GOOD, "chunk_id": "c1:" + "c" * 32,
                                                                "text_sha": "t1:" + "d" * 32}]}))
     plain, stored = corpus.chunks
-    assert plain.text_sha is None and plain.sha() == drift.text_sha(GOOD["text"])
+    assert plain.text_sha is None and plain.sha() == text_sha(GOOD["text"])
     assert stored.text_sha == stored.sha() == "t1:" + "d" * 32
 
 

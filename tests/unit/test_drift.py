@@ -151,7 +151,7 @@ def test_chunks_are_ordered_as_order_says_with_or_without_ordinals():
     from hypothesis import given, settings
     from hypothesis import strategies as st
 
-    from goldkeeper.core.drift import _in_order
+    from goldkeeper.core.drift.rebuild import _in_order
     from goldkeeper.io.snapshots import Chunk
 
     chunks = st.builds(lambda kind, cid, ordinal: kind(cid, "d", ordinal, "t"), st.sampled_from([LiveChunk, Chunk]),

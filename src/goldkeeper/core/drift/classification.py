@@ -1,0 +1,363 @@
+"""Classification: every label's status against a live corpus (spec/drift.md), the corpus
+read at most twice, and the pieces of the partitioned form (``partition_of``, ``unsettled``,
+``find``, ``merge_found``, ``merge_partitions``)."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from goldkeeper.core.drift.anchors import _Anchors
+from goldkeeper.core.drift.corpus import ChunkSource, Corpus, LiveChunk, _batches, _comparable
+from goldkeeper.core.drift.rebuild import _Document, _in_order, _Pieces, _rebuild, _seamless, _texts
+from goldkeeper.core.identity import normalize, normalized_sha
+
+if TYPE_CHECKING:
+
+    from goldkeeper.models.judgment import Judgment
+
+
+_SCAN_BUDGET = 1 << 25  # characters str.find may scan per document before anchors pay off
+
+
+
+@dataclass
+class DriftResult:
+    findings: list[dict[str, Any]]
+    summary: dict[str, Any]
+    judgments_fingerprint: str | None
+    corpus_fingerprint: str | None
+    chunks: dict[str, LiveChunk] = field(default_factory=dict, repr=False)
+    """Every live chunk a finding names (re-anchor targets and split pieces), for fix and queue."""
+    corpus_chunks: int = 0
+    corpus_documents: int = 0
+    fingerprints: frozenset[str] = frozenset()
+    """Every corpus_fingerprint the labels carry (one: ``judgments_fingerprint``)."""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"findings": self.findings, "summary": self.summary,
+                "judgments_fingerprint": self.judgments_fingerprint,
+                "corpus_fingerprint": self.corpus_fingerprint}
+
+
+def _better(chunk: LiveChunk, current: LiveChunk | None) -> bool:
+    return current is None or chunk.order() < current.order()
+
+
+def _row(judgment: Judgment | Mapping[str, Any]) -> Mapping[str, Any]:
+    """A label's fields: a row as it is, a ``Judgment``'s own (pydantic keeps them in ``__dict__``)."""
+    return judgment if isinstance(judgment, Mapping) else judgment.__dict__
+
+
+def _label_sha(row: Mapping[str, Any]) -> tuple[str | None, bool]:
+    """The hash a label's text is found by, and whether its text_sha contradicts its text."""
+    sha, mismatch, _ = _label_key(row)
+    return sha, mismatch
+
+
+def _label_key(row: Mapping[str, Any]) -> tuple[str | None, bool, str | None]:
+    """``_label_sha`` and the label's ``normalize``d text (None without chunk_text)."""
+    chunk_text = row.get("chunk_text")
+    sha = row.get("text_sha")
+    if chunk_text is not None:
+        normal = normalize(chunk_text)
+        own = normalized_sha(normal)
+        return own, sha is not None and sha != own, normal
+    return sha, False, None
+
+
+def partition_of(key: str, partitions: int) -> int:
+    """The partition of a key (a doc_uri for drift, a query id for scoring): the first 8 bytes
+    of its sha256, modulo ``partitions``. Stable across processes and machines (Python's
+    ``hash`` of a string is not)."""
+    return int.from_bytes(hashlib.sha256(key.encode("utf-8")).digest()[:8], "big") % partitions
+
+
+@dataclass
+class Found:
+    """What one hash pass found for asked labels: which asked chunk ids are live, and the best
+    live chunk (ordinal, then id) for each asked text hash."""
+
+    live: set[str] = field(default_factory=set)
+    best: dict[str, LiveChunk] = field(default_factory=dict)
+
+
+def unsettled(judgments: Iterable[Judgment | Mapping[str, Any]], result: DriftResult) -> tuple[set[str], set[str]]:
+    """Chunk ids and text hashes of the labels whose finding another partition could change:
+    all but VALID ones and those re-anchored within their own document (which wins over any
+    other document, spec/drift.md)."""
+    ids: set[str] = set()
+    shas: set[str] = set()
+    for judgment, finding in zip(judgments, result.findings, strict=True):
+        row = _row(judgment)
+        if row.get("chunk_id") is None or finding["status"] == "VALID":
+            continue
+        if finding["status"] == "RE_ANCHORABLE" and not finding.get("cross_document"):
+            continue
+        ids.add(row["chunk_id"])
+        sha = _label_sha(row)[0]
+        if sha is not None:
+            shas.add(sha)
+    return ids, shas
+
+
+def find(corpus: ChunkSource, ids: set[str], shas: set[str]) -> Found:
+    """One pass over ``corpus``: the asked ids that are live and the best chunk per asked hash."""
+    found = Found()
+    for chunk in corpus:
+        if chunk.chunk_id in ids:
+            found.live.add(chunk.chunk_id)
+        sha = chunk.sha()
+        if sha in shas and _better(chunk, found.best.get(sha)):
+            found.best[sha] = chunk  # type: ignore[index]
+    return found
+
+
+def merge_found(parts: Iterable[Found]) -> Found:
+    """The ``Found`` of the union of the partitions (the same as one pass over all of them)."""
+    merged = Found()
+    for part in parts:
+        merged.live |= part.live
+        for sha, chunk in part.best.items():
+            if _better(chunk, merged.best.get(sha)):
+                merged.best[sha] = chunk
+    return merged
+
+
+def merge_partitions(parts: Iterable[tuple[Sequence[int], DriftResult]], labels: int,
+                     corpus_fingerprint: str | None) -> DriftResult:
+    """One result from each partition's (the input positions of its labels, its result): the
+    findings back in input order, and counts summed (documents never span partitions)."""
+    findings: list[dict[str, Any] | None] = [None] * labels
+    named: dict[str, LiveChunk] = {}
+    fingerprints: frozenset[str] = frozenset()
+    chunks = documents = 0
+    for positions, result in parts:
+        for position, finding in zip(positions, result.findings, strict=True):
+            findings[position] = finding
+        named.update(result.chunks)
+        fingerprints |= result.fingerprints
+        chunks += result.corpus_chunks
+        documents += result.corpus_documents
+    missing = sum(finding is None for finding in findings)
+    if missing:
+        raise ValueError(f"merge_partitions: {missing} of {labels} labels have no finding")
+    return _result(findings, fingerprints, corpus_fingerprint, named, chunks, documents)  # type: ignore[arg-type]
+
+
+def classify(
+    judgments: Iterable[Judgment | Mapping[str, Any]],
+    corpus: ChunkSource,
+    progress: Callable[[int], None] | None = None,
+    *,
+    elsewhere: Found | None = None,
+) -> DriftResult:
+    """Classify every label against a live corpus (module docstring: two passes at most).
+
+    ``progress`` is called with the number of chunks read so far after each batch: every
+    ``PROGRESS_EVERY`` chunks of a streamed snapshot, once for an in-memory one.
+    ``elsewhere`` adds what the other partitions of a partitioned corpus found for this one's
+    unsettled labels (the module docstring).
+    """
+    return _classify([_row(judgment) for judgment in judgments], corpus, progress, elsewhere)[0]
+
+
+def _classify(rows: list[Mapping[str, Any]], corpus: ChunkSource, progress: Callable[[int], None] | None,
+              elsewhere: Found | None) -> tuple[DriftResult, dict[str, list[LiveChunk]]]:
+    """``classify``, and the chunks of the documents that now hold an ORPHANED label with text
+    (read in the second pass anyway; the queue's candidates come from them)."""
+    label_ids: set[str] = set()
+    wanted: dict[str, set[str]] = {}  # text hash -> documents of the labels that want it
+    by_text: dict[str, str] = {}  # normalized label text -> its hash
+    hash_only = False  # some label is found by a stored hash alone: every chunk's hash is needed
+    shas: list[tuple[str | None, bool]] = []
+    live: set[str] = set()
+    in_memory = isinstance(corpus, Corpus)
+    if in_memory:
+        # The live labels first, whose texts then need no hash (a VALID label is looked up no
+        # further). A streamed corpus finds them in its pass.
+        live = {row["chunk_id"] for row in rows if row.get("chunk_id") is not None}.intersection(
+            [chunk.chunk_id for chunk in corpus.chunks])
+    for row in rows:
+        if row.get("chunk_id") is None or row["chunk_id"] in live:
+            shas.append((None, False))
+            continue
+        sha, mismatch, normal = _label_key(row)
+        shas.append((sha, mismatch))
+        label_ids.add(row["chunk_id"])
+        if sha is not None:
+            wanted.setdefault(sha, set()).add(row["doc_uri"])
+            if normal is None:
+                hash_only = True
+            else:
+                by_text[normal] = sha
+
+    documents: set[str] = set()
+    best_any: dict[str, LiveChunk] = {}
+    best_in_doc: dict[tuple[str, str], LiveChunk] = {}
+    seen = 0
+    for batch in _batches(corpus):
+        # Column at a time: the set operations and comprehensions run in C, and only the
+        # chunks whose hash some label wants are looked at one by one.
+        seen += len(batch)
+        if progress is not None:
+            progress(seen)
+        if not in_memory:
+            live.update(label_ids.intersection([chunk.chunk_id for chunk in batch]))
+        documents.update([chunk.doc_uri for chunk in batch])
+        if hash_only:
+            keys = [chunk.sha() for chunk in batch]
+        else:
+            # Equal normalized texts have equal hashes, so an unhashed chunk is found by its
+            # text, and hashed only when some label carries nothing but a hash.
+            keys = [chunk.text_sha or (by_text.get(normalize(chunk.text)) if chunk.text is not None else None)
+                    for chunk in batch]
+        for index in [i for i, key in enumerate(keys) if key in wanted]:
+            chunk, sha = batch[index], keys[index]
+            if _better(chunk, best_any.get(sha)):
+                best_any[sha] = chunk
+            if chunk.doc_uri in wanted[sha]:
+                key = (sha, chunk.doc_uri)
+                if _better(chunk, best_in_doc.get(key)):
+                    best_in_doc[key] = chunk
+    if elsewhere is not None:
+        live |= elsewhere.live & label_ids
+        for sha, chunk in elsewhere.best.items():
+            if sha in wanted and _better(chunk, best_any.get(sha)):
+                best_any[sha] = chunk
+
+    findings: list[dict[str, Any]] = []
+    named: dict[str, LiveChunk] = {}
+    pending: dict[str, list[int]] = {}
+    for position, (row, (sha, mismatch)) in enumerate(zip(rows, shas)):
+        doc_uri = row["doc_uri"]
+        finding: dict[str, Any] = {"query_id": row["query_id"], "doc_uri": doc_uri}
+        findings.append(finding)
+        chunk = row.get("chunk_id")
+        if chunk is None:
+            finding["status"] = "VALID" if doc_uri in documents else "ORPHANED"
+            continue
+        finding["chunk_id"] = chunk
+        if chunk in live:
+            finding["status"] = "VALID"
+            continue
+        if mismatch:
+            # The label contradicts itself; the text a person read is the better witness.
+            finding["text_sha_mismatch"] = True
+        target = best_in_doc.get((sha, doc_uri)) or best_any.get(sha) if sha is not None else None
+        if target is not None:
+            finding.update(status="RE_ANCHORABLE", reanchor_to=target.chunk_id)
+            named[target.chunk_id] = target
+            if target.doc_uri != doc_uri:
+                finding.update(cross_document=True, reanchor_doc_uri=target.doc_uri)
+            continue
+        finding["status"] = "ORPHANED"
+        if row.get("chunk_text") is not None and doc_uri in documents:
+            pending.setdefault(doc_uri, []).append(position)
+
+    orphaned: dict[str, list[LiveChunk]] = {}
+    if pending:
+        by_doc: dict[str, list[LiveChunk]] = {doc_uri: [] for doc_uri in pending}
+        for chunk in corpus:
+            if chunk.doc_uri in by_doc:
+                by_doc[chunk.doc_uri].append(chunk)
+        for doc_uri, positions in pending.items():
+            chunks, pieces, spaced = _texts(_in_order(by_doc[doc_uri]))
+            wanted = {position: _comparable(rows[position]["chunk_text"]) for position in positions}
+            rest = positions
+            document = _seamless(chunks, pieces, spaced)  # cheap, when it exists: no need to avoid it
+            if document is None and len(positions) * (sum(map(len, pieces)) + len(pieces)) <= _SCAN_BUDGET:
+                # A text inside one chunk is MERGED with no need of the rebuilt document: a
+                # chunk's span in it holds an occurrence exactly when its piece does. (Past
+                # the budget, the rebuilt document's anchors find texts without scanning.)
+                pieces_of = _Pieces(pieces)
+                rest = [position for position in positions
+                        if not _merged(findings[position], wanted[position], chunks, pieces_of, named)]
+                if not rest:
+                    continue
+            if document is None:
+                document = _rebuild(chunks, pieces)
+            if len(rest) * len(document.text) > _SCAN_BUDGET:
+                document.anchors = _Anchors(document.text)
+                document.look_up([wanted[position] for position in rest])
+            for position in rest:
+                _resolve(findings[position], wanted[position], document, named)
+                if findings[position]["status"] == "ORPHANED":
+                    orphaned[doc_uri] = by_doc[doc_uri]
+
+    fingerprints = frozenset(row["corpus_fingerprint"] for row in rows if row.get("corpus_fingerprint"))
+    return _result(findings, fingerprints, corpus.corpus_fingerprint, named, seen, len(documents)), orphaned
+
+
+def _result(findings: list[dict[str, Any]], fingerprints: frozenset[str], corpus_fingerprint: str | None,
+            named: dict[str, LiveChunk], chunks: int, documents: int) -> DriftResult:
+    counts = dict.fromkeys(("VALID", "RE_ANCHORABLE", "MERGED", "SPLIT", "ORPHANED"), 0)
+    for finding in findings:
+        counts[finding["status"]] += 1
+    total = len(findings)
+    summary = {
+        "valid": counts["VALID"],
+        "re_anchorable": counts["RE_ANCHORABLE"],
+        "merged": counts["MERGED"],
+        "split": counts["SPLIT"],
+        "orphaned": counts["ORPHANED"],
+        "invalid_ratio": round((total - counts["VALID"]) / total, 12) if total else 0.0,
+    }
+    return DriftResult(findings, summary, next(iter(fingerprints)) if len(fingerprints) == 1 else None,
+                       corpus_fingerprint, named, chunks, documents, fingerprints)
+
+
+def concat_results(first: DriftResult, second: DriftResult) -> DriftResult:
+    """The result for two label lists, one after the other, classified against one corpus:
+    exactly what classifying the concatenation gives, since each label is classified alone."""
+    return _result(first.findings + second.findings, first.fingerprints | second.fingerprints,
+                   first.corpus_fingerprint, {**first.chunks, **second.chunks}, first.corpus_chunks,
+                   first.corpus_documents)
+
+
+def _merged(finding: dict[str, Any], wanted: str, chunks: list[LiveChunk], pieces: _Pieces,
+            named: dict[str, LiveChunk]) -> bool:
+    """MERGED when some chunk's comparable text holds ``wanted`` (the label's, comparable):
+    the shortest such chunk, then the first in order, as ``_resolve`` picks it."""
+    if not wanted:
+        return False
+    holders = [chunks[i] for i in pieces.holding(wanted)]
+    if not holders:
+        return False
+    target = min(holders, key=lambda c: (len(c.text or ""), *c.order()))
+    finding.update(status="MERGED", reanchor_to=target.chunk_id)
+    named[target.chunk_id] = target
+    return True
+
+
+def _resolve(finding: dict[str, Any], wanted: str, document: _Document, named: dict[str, LiveChunk]) -> None:
+    """MERGED or SPLIT, from where ``wanted`` (the label's text, comparable) occurs in its
+    rebuilt document."""
+    if not wanted:
+        return
+    holders: set[int] = set()
+    first = -1
+    for at in document.occurrences(wanted):
+        if first < 0:
+            first = at
+        holders.update(document.holding(at, at + len(wanted)))
+    if holders:
+        target = min((document.chunks[i] for i in holders), key=lambda c: (len(c.text or ""), *c.order()))
+        finding.update(status="MERGED", reanchor_to=target.chunk_id)
+        named[target.chunk_id] = target
+    elif first >= 0:
+        pieces = [document.chunks[i] for i in document.overlapping(first, first + len(wanted))]
+        finding.update(status="SPLIT", split_into=[c.chunk_id for c in pieces])
+        named.update((c.chunk_id, c) for c in pieces)
+
+
+def drift_counts(judgments: Iterable[Judgment | Mapping[str, Any]], corpus: ChunkSource,
+                 ) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Drift counts and corpus facts for a report, what ``score --corpus`` adds, as the report
+    writes them (``goldkeeper.models.report``'s ``DriftCounts`` and ``CorpusInfo``)."""
+    result = classify(judgments, corpus)
+    info = {"fingerprint": corpus.corpus_fingerprint, "documents": result.corpus_documents,
+            "chunks": result.corpus_chunks}
+    return dict(result.summary), {name: value for name, value in info.items() if value is not None}

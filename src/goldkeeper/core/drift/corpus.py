@@ -1,0 +1,206 @@
+"""Live chunks and the snapshots that hold them: ``LiveChunk``, the ``ChunkSource`` any reader
+gives (an in-memory ``Corpus``, or a streamed sharded snapshot from ``goldkeeper.io``), and
+``parse_corpus`` for the spec's corpus.json. Texts are compared as ``_comparable`` makes them
+(spec/drift.md)."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from itertools import islice
+from typing import TYPE_CHECKING, Annotated, Any, Protocol
+
+from typing_extensions import Required, TypedDict
+
+from goldkeeper.core.identity import text_sha
+from goldkeeper.errors import InputError, compressed_input, describe_value
+
+if TYPE_CHECKING:
+    from pydantic import Field  # (bound at run time where pydantic first reads the annotations)
+
+
+
+
+PROGRESS_EVERY = 1 << 16
+
+
+_TWO_SPACES = re.compile("  ")  # (sre's search for a literal beats str's ``in`` on prose)
+
+
+def _plain(text: str) -> bool:
+    """ASCII, single-spaced, no space at either end: already in comparable form."""
+    return (text.isascii() and text[:1] != " " and text[-1:] != " " and _TWO_SPACES.search(text) is None
+            and "\n" not in text
+            and "\t" not in text and "\r" not in text and "\x0b" not in text and "\x0c" not in text
+            and "\x1c" not in text and "\x1d" not in text and "\x1e" not in text and "\x1f" not in text)
+
+
+def _comparable(text: str) -> str:
+    """The form texts are compared in: ``normalize``d, then whitespace runs as one space and
+    none at the ends. ``str.split`` splits on exactly the characters ``\\s`` matches, which
+    folds line ends and covers every White_Space character ``normalize`` strips, so only its
+    NFC step is left to do, and ASCII is already NFC."""
+    if _plain(text):
+        return text  # already single-spaced, nothing to strip: the common case
+    if not text.isascii():
+        text = unicodedata.normalize("NFC", text)
+    return " ".join(text.split())
+
+
+def _comparable_all(texts: list[str]) -> tuple[list[str], str | None]:
+    """``_comparable`` of each text, and (when they were all plain) the texts joined by a
+    space. The joined texts are checked at once: a text with a space at an end, or an empty
+    one, puts two spaces in a row, so if the whole is plain, every text is. (Finding two
+    spaces in a row is the slow part of the check, with spaces so frequent; a NUL separator
+    would need two more such searches, for a space before or after it.)"""
+    spaced = " ".join(texts)
+    if _plain(spaced):
+        return texts, spaced
+    return [_comparable(text) for text in texts], None
+
+
+@dataclass(frozen=True, slots=True)
+class LiveChunk:
+    chunk_id: Annotated[str, Field(min_length=1)]
+    doc_uri: Annotated[str, Field(min_length=1)]
+    ordinal: Annotated[int, Field(ge=0)] | None = None
+    text: str | None = None
+    text_sha: Annotated[str, Field(min_length=1)] | None = None
+    """The hash the snapshot stores, if it stores one; ``sha()`` is the chunk's hash. (An
+    empty one stores nothing: refused by the one-pass reader, read as None by the other.)"""
+    start_index: Annotated[int, Field(ge=0)] | None = None
+    """Where the chunker says the text starts in its document, when it says (optional)."""
+
+    def order(self) -> tuple[int, str]:
+        return (self.ordinal if self.ordinal is not None else 1 << 62, self.chunk_id)
+
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        # By position: the default for a slotted dataclass pickles a state dict per chunk.
+        return (LiveChunk, (self.chunk_id, self.doc_uri, self.ordinal, self.text, self.text_sha, self.start_index))
+
+    def sha(self) -> str | None:
+        """The text hash: as stored, else computed from the text (not kept: most chunks'
+        hashes are never needed, and classify finds the wanted ones by their text)."""
+        return self.text_sha or (text_sha(self.text) if self.text is not None else None)
+
+
+class ChunkSource(Protocol):
+    """What classify reads: chunks, re-iterable, and the snapshot's fingerprints."""
+
+    corpus_fingerprint: str | None
+    chunker_fingerprint: str | None
+
+    def __iter__(self) -> Iterator[LiveChunk]: ...
+
+
+@dataclass
+class Corpus:
+    """An in-memory snapshot (the spec's corpus.json)."""
+
+    chunks: list[LiveChunk]
+    corpus_fingerprint: str | None = None
+    chunker_fingerprint: str | None = None
+
+    def __iter__(self) -> Iterator[LiveChunk]:
+        return iter(self.chunks)
+
+
+def chunk_from_dict(raw: Any, source: str, where: str = "", line: int | None = None) -> LiveChunk:
+    """One snapshot chunk, checked: ``where`` prefixes field names (``chunks[3].``)."""
+    if not isinstance(raw, dict):
+        raise InputError(source, "must be an object", line=line, field=where.rstrip(".") or "chunk",
+                         found=describe_value(raw))
+    for name in ("chunk_id", "doc_uri"):
+        value = raw.get(name)
+        if not isinstance(value, str) or not value:
+            raise InputError(source, "required, must be a non-empty string", line=line, field=f"{where}{name}",
+                             found=describe_value(value))
+    ordinal = _count(raw, "ordinal", source, line, where)
+    text = raw.get("text")
+    sha = raw.get("text_sha")
+    for name, value in (("text", text), ("text_sha", sha)):
+        if value is not None and not isinstance(value, str):
+            raise InputError(source, "must be a string", line=line, field=f"{where}{name}",
+                             found=describe_value(value))
+    return LiveChunk(raw["chunk_id"], raw["doc_uri"], ordinal, text, sha or None,
+                     _count(raw, "start_index", source, line, where))
+
+
+def _count(raw: Mapping[str, Any], name: str, source: str, line: int | None, where: str = "") -> int | None:
+    """An optional non-negative integer field, checked."""
+    value = raw.get(name)
+    if value is not None and (type(value) is not int or value < 0):
+        raise InputError(source, "must be a non-negative integer", line=line, field=f"{where}{name}",
+                         found=describe_value(value))
+    return value
+
+
+class _CorpusJson(TypedDict, total=False):
+    __pydantic_config__ = {"strict": True}  # noqa: RUF012 (pydantic reads a TypedDict's config from a plain dict)
+    corpus_fingerprint: str | None
+    chunker_fingerprint: str | None
+    chunks: Required[list[LiveChunk]]
+
+
+_CORPUS_JSON: Any = None
+
+
+def _corpus_adapter() -> Any:
+    """pydantic's validator of ``_CorpusJson``, built on first use. (``LiveChunk``'s
+    annotations name ``Field``, bound here before pydantic reads them.)"""
+    global _CORPUS_JSON
+    if _CORPUS_JSON is None:
+        from pydantic import Field, TypeAdapter
+
+        globals()["Field"] = Field
+        _CORPUS_JSON = TypeAdapter(_CorpusJson)
+    return _CORPUS_JSON
+
+
+def parse_corpus(data: bytes | str, source: str = "corpus") -> Corpus:
+    """The spec's corpus.json: ``{"corpus_fingerprint", "chunker_fingerprint", "chunks"}``.
+
+    A well-formed snapshot is parsed and checked in one pass by pydantic-core, straight into
+    ``LiveChunk``s. Anything it refuses, and any
+    text that spells NaN or Infinity (which its parser would accept outside the checked
+    fields), is read again field by field, which words the error or gives the same chunks."""
+    from pydantic import ValidationError
+
+    raw = data.encode("utf-8") if isinstance(data, str) else data
+    if b"NaN" not in raw and b"Infinity" not in raw:
+        try:
+            payload = _corpus_adapter().validate_json(raw)
+        except ValidationError:
+            pass
+        else:
+            return Corpus(payload["chunks"], payload.get("corpus_fingerprint"), payload.get("chunker_fingerprint"))
+    return _parse_corpus_fields(data, source)
+
+
+def _parse_corpus_fields(data: bytes | str, source: str) -> Corpus:
+    from pydantic_core import from_json
+
+    try:
+        payload = from_json(data, allow_inf_nan=False)
+    except ValueError as error:
+        raise compressed_input(data[:8], source) or InputError(
+            source, f"not valid JSON ({error})", field="json", found="the file") from None
+    if not isinstance(payload, dict) or not isinstance(payload.get("chunks"), list):
+        raise InputError(source, "a corpus snapshot is an object with a chunks array", field="chunks",
+                         found=describe_value(payload.get("chunks") if isinstance(payload, dict) else payload))
+    chunks = [chunk_from_dict(raw, source, f"chunks[{index}].") for index, raw in enumerate(payload["chunks"])]
+    fingerprints = {name: payload.get(name) for name in ("corpus_fingerprint", "chunker_fingerprint")}
+    return Corpus(chunks, **{k: v if isinstance(v, str) else None for k, v in fingerprints.items()})
+
+
+def _batches(corpus: ChunkSource) -> Iterator[Sequence[LiveChunk]]:
+    """The corpus's chunks a list at a time: an in-memory one whole, a streamed one in lists
+    of ``PROGRESS_EVERY``."""
+    if isinstance(corpus, Corpus):
+        yield corpus.chunks
+        return
+    stream = iter(corpus)
+    while batch := list(islice(stream, PROGRESS_EVERY)):
+        yield batch

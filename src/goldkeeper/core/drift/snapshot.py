@@ -1,0 +1,67 @@
+"""Building a snapshot from chunker output: each chunk's identity computed, the rows of the
+spec's corpus.json."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping
+from typing import TYPE_CHECKING, Any
+
+from goldkeeper.core.drift.corpus import _count
+from goldkeeper.core.identity import chunk_id, text_sha
+from goldkeeper.errors import InputError, describe_value
+
+if TYPE_CHECKING:
+
+    pass
+
+
+
+def snapshot_rows(
+    chunks: Iterable[Any], chunker_fingerprint: str, source: str = "chunks", *, numbered: bool = False,
+) -> Iterator[dict[str, Any]]:
+    """Snapshot chunks from chunker output rows ``{doc_uri, doc_revision, ordinal, text}``, lazily.
+
+    Ids follow spec/chunk-id.md; ``doc_revision`` defaults to the text's own hash, as the spec
+    allows for sources without versions. Each row is checked, with its line on error (the
+    rows' positions, or with ``numbered`` the line numbers given as ``(line, row)`` pairs).
+    """
+    for index, item in enumerate(chunks):
+        line, row = item if numbered else (index + 1, item)
+        if not isinstance(row, Mapping):
+            raise InputError(source, "must be an object", line=line, field="chunk", found=describe_value(row))
+        for name in ("doc_uri", "text"):
+            if not isinstance(row.get(name), str) or (name == "doc_uri" and not row[name]):
+                raise InputError(source, "required, must be a string", line=line, field=name,
+                                 found=describe_value(row.get(name)))
+        ordinal = row.get("ordinal")
+        if type(ordinal) is not int or ordinal < 0:
+            raise InputError(source, "required, must be a non-negative integer", line=line, field="ordinal",
+                             found=describe_value(ordinal))
+        text = row["text"]
+        sha = text_sha(text)
+        revision = row.get("doc_revision")
+        if revision is None:
+            revision = sha
+        elif not isinstance(revision, str):
+            raise InputError(source, "must be a string", line=line, field="doc_revision",
+                             found=describe_value(revision))
+        try:
+            identity = chunk_id(row["doc_uri"], revision, ordinal, text, chunker_fingerprint)
+        except ValueError as error:
+            raise InputError(source, str(error).split(": ", 2)[-1], line=line, field="chunk") from None
+        out = {"chunk_id": identity, "doc_uri": row["doc_uri"], "doc_revision": revision,
+               "ordinal": ordinal, "text": text, "text_sha": sha}
+        start = _count(row, "start_index", source, line)
+        if start is not None:
+            out["start_index"] = start
+        yield out
+
+
+def build_snapshot(
+    chunks: Iterable[Any], chunker_fingerprint: str, corpus_fingerprint: str | None = None,
+    source: str = "chunks", *, numbered: bool = False,
+) -> dict[str, Any]:
+    """A corpus.json (in memory) from chunker output rows; see ``snapshot_rows``."""
+    return {"corpus_fingerprint": corpus_fingerprint or chunker_fingerprint,
+            "chunker_fingerprint": chunker_fingerprint,
+            "chunks": list(snapshot_rows(chunks, chunker_fingerprint, source, numbered=numbered))}
