@@ -15,9 +15,11 @@ from goldkeeper.io import fastjson
 LINE = b'{"query_id":"q1","doc_uri":"d1","relevance":2}'
 
 
-def test_the_row_mirror_has_cores_fields():
-    assert fastjson.Row.__required_keys__ == judgments._Row.__required_keys__
-    assert fastjson.Row.__optional_keys__ == judgments._Row.__optional_keys__
+def test_the_msgspec_row_is_made_from_the_one_definition():
+    from goldkeeper.models.records import JUDGMENT_ROW
+
+    assert list(fastjson.Row.__annotations__) == [spec.name for spec in JUDGMENT_ROW]
+    assert fastjson.Row.__required_keys__ == {spec.name for spec in JUDGMENT_ROW if spec.kind != "text"}
 
 
 @pytest.mark.parametrize("line", [

@@ -24,13 +24,10 @@ from typing import TYPE_CHECKING, Annotated, Any
 from typing_extensions import NotRequired, TypedDict
 
 from goldkeeper.errors import InputError, compressed_input, describe_value
+from goldkeeper.models.records import JUDGMENT_ROW, MAX_RELEVANCE
 
 if TYPE_CHECKING:
-    from pydantic import Field  # (bound at run time by ``_rows_adapter``, as is ``_NE_STR``)
-
     from goldkeeper.models.judgment import Judgment
-
-    _NE_STR = str
 
 # pydantic (and the Judgment model) load on first use: reading labels with an io decoder
 # never needs them, and commands that never build a model should not pay for the import.
@@ -50,23 +47,10 @@ __all__ = [
     "split_lines",
 ]
 
-#: Relevance grades are small integers; 1024 and above is a unit mistake, not a grade.
-MAX_RELEVANCE = 1023
-
-_REQUIRED_STR = ("query_id", "doc_uri")
-_OPTIONAL_STR = (
-    "query",
-    "chunk_id",
-    "text_sha",
-    "chunk_text",
-    "corpus_fingerprint",
-    "labeled_by",
-    "labeled_at",
-    "stratum",
-    "notes",
-)
+_REQUIRED_STR = tuple(spec.name for spec in JUDGMENT_ROW if spec.kind == "id")
+_OPTIONAL_STR = tuple(spec.name for spec in JUDGMENT_ROW if spec.kind == "text")
 #: Identifiers compared by code point against runs and corpora; they must be NFC.
-_NFC_FIELDS = ("query_id", "doc_uri", "stratum")
+_NFC_FIELDS = tuple(spec.name for spec in JUDGMENT_ROW if spec.nfc)
 
 # Every key in JSON text is a closing quote, optional whitespace, then a colon. Counting that
 # pattern gives at least the number of keys on the line (string contents can only add to it),
@@ -324,48 +308,33 @@ def iter_judgment_rows(
         yield number, check_row(value, source, number)
 
 
-class _Row(TypedDict):
-    """The per-line checks above, compiled by pydantic-core to run over a block at once.
-    (Its annotations name ``_NE_STR`` and ``Field``, bound by ``_rows_adapter``.)"""
-
-    __pydantic_config__ = {"extra": "allow", "strict": True}  # noqa: RUF012 (pydantic reads a TypedDict's config from a plain dict)
-    query_id: _NE_STR
-    query: NotRequired[str]
-    doc_uri: _NE_STR
-    chunk_id: NotRequired[str]
-    text_sha: NotRequired[str]
-    chunk_text: NotRequired[str]
-    relevance: Annotated[int, Field(ge=0, le=MAX_RELEVANCE)]
-    corpus_fingerprint: NotRequired[str]
-    labeled_by: NotRequired[str]
-    labeled_at: NotRequired[str]
-    stratum: NotRequired[str]
-    notes: NotRequired[str]
-
-
 _ROWS: Any = None
 
 
 def _rows_adapter() -> Any:
-    """pydantic's validator of a list of ``_Row``, built on first use."""
+    """pydantic's validator of a list of judgment rows, made from ``JUDGMENT_ROW`` on first
+    use: the per-line checks of ``check_row`` compiled by pydantic-core to run over a block at
+    once (strict types, extra keys kept)."""
     global _ROWS
     if _ROWS is None:
-        from pydantic import Field, StringConstraints, TypeAdapter
+        from pydantic import ConfigDict, Field, StringConstraints, TypeAdapter, with_config
 
-        globals().update(Field=Field, _NE_STR=Annotated[str, StringConstraints(min_length=1)])
-        _ROWS = TypeAdapter(list[_Row])
+        kinds = {"id": Annotated[str, StringConstraints(min_length=1)], "text": NotRequired[str],
+                 "grade": Annotated[int, Field(ge=0, le=MAX_RELEVANCE)]}
+        row = TypedDict("JudgmentRow", {spec.name: kinds[spec.kind] for spec in JUDGMENT_ROW})  # type: ignore[misc]
+        _ROWS = TypeAdapter(list[with_config(ConfigDict(extra="allow", strict=True))(row)])
     return _ROWS
 
 
-#: Decodes a block of whole JSON lines into rows with the checks of ``_Row``, or gives None.
+#: Decodes a block of whole JSON lines into rows with the checks of ``check_row``, or gives None.
 #: One other than ``decode_block`` (io's msgspec reader) must refuse NaN and Infinity (which
-#: JSON has not) itself, and give rows with ``_Row``'s fields only, dropping any other key: the
+#: JSON has not) itself, and give rows with ``JUDGMENT_ROW``'s fields only, dropping any other key: the
 #: rows' keys then no longer add up to the text's, and the block is decoded again.
 BlockDecoder = Callable[[bytes], "list[dict[str, Any]] | None"]
 
 
 def decode_block(body: bytes) -> list[dict[str, Any]] | None:
-    """``_Row``'s checks over a block in one pydantic-core call, extra keys kept; or None."""
+    """``check_row``'s checks over a block in one pydantic-core call, extra keys kept; or None."""
     try:
         return _rows_adapter().validate_json(b"[" + body.replace(b"\n", b",") + b"]")
     except ValueError:  # pydantic's ValidationError is a ValueError
@@ -390,7 +359,7 @@ def _fast_block(body: bytes, at_start: bool, decode: BlockDecoder = decode_block
     if rows is None or len(rows) != body.count(b"\n") + 1:
         return None
     if decode is not decode_block and b"\\" not in body:
-        # Such rows hold only _Row's fields, each a string but relevance; without a backslash
+        # Such rows hold only JUDGMENT_ROW's fields, each a string but relevance; without a backslash
         # every quote delimits a string, so a row of k keys is 4k - 2 quotes. More quotes are
         # a key named twice or one dropped. One byte counted is cheaper than probing for keys.
         if body.count(b'"') != 4 * sum(map(len, rows)) - 2 * len(rows):

@@ -17,29 +17,20 @@ from typing import Annotated, Any
 import msgspec
 from typing_extensions import NotRequired, TypedDict
 
-from goldkeeper.core.judgments import MAX_RELEVANCE, iter_judgment_blocks
+from goldkeeper.core.judgments import iter_judgment_blocks
+from goldkeeper.models.records import JUDGMENT_ROW, MAX_RELEVANCE
 
 __all__ = ["NonEmpty", "Refused", "Row", "RunLine", "judgment_blocks", "judgment_rows", "run_lines"]
 
 NonEmpty = Annotated[str, msgspec.Meta(min_length=1)]
 
 
-class Row(TypedDict):
-    """core.judgments' ``_Row``, field for field (a test holds them equal)."""
-
-    query_id: NonEmpty
-    query: NotRequired[str]
-    doc_uri: NonEmpty
-    chunk_id: NotRequired[str]
-    text_sha: NotRequired[str]
-    chunk_text: NotRequired[str]
-    relevance: Annotated[int, msgspec.Meta(ge=0, le=MAX_RELEVANCE)]
-    corpus_fingerprint: NotRequired[str]
-    labeled_by: NotRequired[str]
-    labeled_at: NotRequired[str]
-    stratum: NotRequired[str]
-    notes: NotRequired[str]
-
+#: A judgment line as msgspec decodes it, made from ``JUDGMENT_ROW`` (extra keys dropped).
+Row = TypedDict("Row", {  # type: ignore[misc]
+    spec.name: {"id": NonEmpty, "text": NotRequired[str],
+                "grade": Annotated[int, msgspec.Meta(ge=0, le=MAX_RELEVANCE)]}[spec.kind]
+    for spec in JUDGMENT_ROW
+})
 
 _ROWS = msgspec.json.Decoder(Row)
 

@@ -1,0 +1,49 @@
+"""The wire records, each defined once: the fields of a judgment line (spec/formats.md).
+
+Every reader and model of a judgment line is made from ``JUDGMENT_ROW``: the pydantic model
+``Judgment`` (the API and the JSON Schema), core's block validator (pydantic-core, over a
+block of lines at once) and io's msgspec decoder, which only try first; core's line reader,
+which decides and words every refusal, takes its field lists from here too. This module
+imports nothing but the standard library, so the fast readers load no pydantic for it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+__all__ = ["JUDGMENT_FIELDS", "JUDGMENT_ROW", "MAX_RELEVANCE", "FieldSpec"]
+
+#: Relevance grades are small integers; 1024 and above is a unit mistake, not a grade.
+MAX_RELEVANCE = 1023
+
+
+@dataclass(frozen=True)
+class FieldSpec:
+    """One field of a record. ``kind``: ``id``, a required non-empty string; ``text``, an
+    optional string; ``grade``, a required integer from 0 to ``MAX_RELEVANCE``. ``nfc``: an
+    identifier compared by code point against runs and corpora, which must be in NFC."""
+
+    name: str
+    kind: Literal["id", "text", "grade"]
+    description: str | None = None
+    nfc: bool = False
+
+
+#: A judgment line's known fields, in the canonical write order.
+JUDGMENT_ROW: tuple[FieldSpec, ...] = (
+    FieldSpec("query_id", "id", "Stable id for the query.", nfc=True),
+    FieldSpec("query", "text", "Query text; on at least one row per query."),
+    FieldSpec("doc_uri", "id", "Canonical source document uri.", nfc=True),
+    FieldSpec("chunk_id", "text", "Content-addressed chunk id (c1:...); absent for document-level labels."),
+    FieldSpec("text_sha", "text", "t1: hash of the normalized labeled text."),
+    FieldSpec("chunk_text", "text", "The labeled text; enables SPLIT detection."),
+    FieldSpec("relevance", "grade", "Graded relevance, 0 = not relevant."),
+    FieldSpec("corpus_fingerprint", "text", "State of corpus+chunker this label was made against."),
+    FieldSpec("labeled_by", "text", "Provenance: 'human:<name>' or 'synthetic:<model>'."),
+    FieldSpec("labeled_at", "text", "ISO 8601 date-time of the label."),
+    FieldSpec("stratum", "text", "Query category, for per-stratum reporting.", nfc=True),
+    FieldSpec("notes", "text"),
+)
+
+JUDGMENT_FIELDS: tuple[str, ...] = tuple(spec.name for spec in JUDGMENT_ROW)
