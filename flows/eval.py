@@ -20,8 +20,8 @@ from prefect import flow, task
 from prefect.artifacts import create_progress_artifact, update_progress_artifact
 from prefect.states import State
 
-from goldkeeper.io.evaluation import retrieve_to_storage
 from goldkeeper.io.files import is_local, local_path
+from goldkeeper.io.retrieval import retrieve_to_storage
 from goldkeeper.io.storage import suite_slug
 
 __all__ = ["eval_retriever"]

@@ -8,7 +8,7 @@ partition classified by its own task, on Prefect's thread pool or on Dask throug
         -> merge
 
     score_partitioned = split_judgments + split_run_lines -> score_part (per query partition)
-        -> merge values -> summarize (means, strata, intervals) -> report
+        -> merge values -> aggregate (means, strata, intervals) -> report
 
 Choose where tasks run with ``task_runner(cluster, workers)``: None for threads, ``"local"``
 for a Dask LocalCluster of ``workers`` processes, or a scheduler address (``tcp://...``) for
@@ -27,7 +27,7 @@ from prefect.utilities.annotations import quote
 from goldkeeper.core.drift import DriftResult, Found, merge_found, merge_partitions
 from goldkeeper.core.intervals import BootstrapSpec
 from goldkeeper.core.judgments import parse_judgments
-from goldkeeper.core.scoring import QueryValues, merge_query_values, summarize
+from goldkeeper.core.scoring import QueryValues, aggregate, merge_query_values
 from goldkeeper.io.files import read_bytes
 from goldkeeper.io.partitioned import (
     classify_partition,
@@ -160,8 +160,8 @@ def score_part(work_url: str, partition: int, fmt: str, ks: list[int], threshold
 
 
 @task(cache_policy=NO_CACHE)
-def summarize_values(qrels, parts: list[QueryValues], intervals: bool):
-    return summarize(qrels, merge_query_values(parts, qrels), intervals=BootstrapSpec() if intervals else None)
+def aggregate_values(qrels, parts: list[QueryValues], intervals: bool):
+    return aggregate(qrels, merge_query_values(parts, qrels), intervals=BootstrapSpec() if intervals else None)
 
 
 @flow(name="goldkeeper-score-in-partitions", log_prints=True)
@@ -179,7 +179,7 @@ def score_in_partitions(judgments_url: str, run_url: str, work_url: str, partiti
     fmt, run_sha = run_split.result()
     parts = [future.result() for future in
              [score_part.submit(work_url, p, fmt, list(k), threshold) for p in range(partitions)]]
-    result = summarize_values(qrels, parts, intervals)
+    result = aggregate_values(qrels, parts, intervals)
     print(f"scored {result.queries_scored} queries over {partitions} partitions")
     return result, validation, judgments_sha, run_sha
 

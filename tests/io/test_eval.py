@@ -12,7 +12,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from goldkeeper.io.evaluation import run_queries
+from goldkeeper.io.retrieval import run_queries
 from goldkeeper.io.retrievers import CommandRetriever, HttpRetriever, Query, RetrieverError
 from tests.conftest import run_cli
 

@@ -12,7 +12,7 @@ from goldkeeper.core import drift
 from goldkeeper.core.drift import corpus as drift_corpus
 from goldkeeper.core.identity import text_sha
 from goldkeeper.errors import InputError
-from goldkeeper.io.snapshots import Chunk, corpus_json
+from goldkeeper.io.snapshots import LiveChunkStruct, corpus_json
 
 GOOD = {"chunk_id": "c1:" + "a" * 32, "doc_uri": "doc://a", "ordinal": 0, "text": "Refunds take 5 days."}
 
@@ -24,7 +24,7 @@ def _msgspec_first(raw: bytes, source: str) -> drift.Corpus:
 
 
 def _facts(outcome: object) -> object:
-    """A corpus as plain values, whichever chunk type holds them (io's ``Chunk`` is
+    """A corpus as plain values, whichever chunk type holds them (io's ``LiveChunkStruct`` is
     core's ``LiveChunk`` as a msgspec Struct; the two do not compare equal)."""
     if not isinstance(outcome, drift.Corpus):
         return outcome
@@ -106,11 +106,11 @@ def test_io_chunk_is_core_live_chunk_field_for_field():
 
     assert [(f.name, None if f.default is dataclasses.MISSING else f.default)
             for f in dataclasses.fields(drift.LiveChunk)] == [
-        (f.name, None if f.default is msgspec.NODEFAULT else f.default) for f in msgspec.structs.fields(Chunk)]
-    assert [f.required for f in msgspec.structs.fields(Chunk)] == [
+        (f.name, None if f.default is msgspec.NODEFAULT else f.default) for f in msgspec.structs.fields(LiveChunkStruct)]
+    assert [f.required for f in msgspec.structs.fields(LiveChunkStruct)] == [
         f.default is dataclasses.MISSING for f in dataclasses.fields(drift.LiveChunk)]
     values = ("c1:" + "a" * 32, "doc://a", None, " Caf\u0065\u0301 refunds\r\n", None, 4)
-    core, fast = drift.LiveChunk(*values), Chunk(*values)
+    core, fast = drift.LiveChunk(*values), LiveChunkStruct(*values)
     assert (core.order(), core.sha()) == (fast.order(), fast.sha())
     with pytest.raises(AttributeError):
         fast.text = "x"  # frozen, as LiveChunk is
@@ -136,7 +136,7 @@ def test_classify_fix_and_queue_read_either_chunk_type():
          "relevance": 1},
     ]
     outcomes = []
-    for kind in (drift.LiveChunk, Chunk):
+    for kind in (drift.LiveChunk, LiveChunkStruct):
         corpus = drift.Corpus([kind(*row) for row in rows], "new", "c")
         result = drift.classify(labels, corpus)
         fixed, moved = drift.fix([goldkeeper.Judgment.model_validate(label) for label in labels], result)

@@ -152,9 +152,9 @@ def test_chunks_are_ordered_as_order_says_with_or_without_ordinals():
     from hypothesis import strategies as st
 
     from goldkeeper.core.drift.rebuild import _in_order
-    from goldkeeper.io.snapshots import Chunk
+    from goldkeeper.io.snapshots import LiveChunkStruct
 
-    chunks = st.builds(lambda kind, cid, ordinal: kind(cid, "d", ordinal, "t"), st.sampled_from([LiveChunk, Chunk]),
+    chunks = st.builds(lambda kind, cid, ordinal: kind(cid, "d", ordinal, "t"), st.sampled_from([LiveChunk, LiveChunkStruct]),
                        st.sampled_from(["c1:a", "c1:b", "c1:c"]), st.none() | st.integers(0, 3))
 
     @settings(max_examples=300, deadline=None)

@@ -100,7 +100,7 @@ def run_score(*, judgments: str, run: str, k: list[str], threshold: int, gate: l
     """Score a run against judgments, decide the gates, write the report: the exit code
     (0 PASS, 1 FAIL or INDETERMINATE); bad input raises."""
     from goldkeeper.core.reporting import report_document
-    from goldkeeper.core.scoring import summarize
+    from goldkeeper.core.scoring import aggregate
     from goldkeeper.io.files import report_bytes, write_bytes_atomic
     from goldkeeper.io.loading import load_baseline, read_scoring_inputs
 
@@ -126,7 +126,7 @@ def run_score(*, judgments: str, run: str, k: list[str], threshold: int, gate: l
     validation, qrels, judgments_sha, found, run_sha = (read.validation, read.qrels, read.judgments_sha,
                                                         read.run, read.run_sha)
     drift_counts_found, corpus_info = read.from_rows if corpus else (None, None)
-    result = summarize(qrels, found, intervals=bootstrap)
+    result = aggregate(qrels, found, intervals=bootstrap)
     inputs = {"judgments": {"url": judgments, "sha256": judgments_sha},
               "run": {"url": run, "sha256": run_sha}}
     if baseline:
@@ -225,9 +225,9 @@ def eval_(
     from goldkeeper.core.scoring import build_qrels
     from goldkeeper.core.scoring import score as score_run
     from goldkeeper.core.validation import validate
-    from goldkeeper.io.evaluation import judged_queries, retrieve_run
     from goldkeeper.io.files import report_bytes, write_bytes_atomic
     from goldkeeper.io.loading import load_label_rows
+    from goldkeeper.io.retrieval import judged_queries, retrieve_run
     from goldkeeper.io.retrievers import make_retriever
 
     if concurrency < 1 or retries < 0 or timeout <= 0 or (rate is not None and rate <= 0):

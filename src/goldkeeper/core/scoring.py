@@ -44,6 +44,7 @@ __all__ = [
     "RunHeads",
     "RunScorer",
     "ScoreResult",
+    "aggregate",
     "build_qrels",
     "discounts",
     "merge_qrels",
@@ -51,7 +52,6 @@ __all__ = [
     "pack_run",
     "query_values",
     "score",
-    "summarize",
     "top_keys",
     "worst_stratum",
 ]
@@ -321,7 +321,7 @@ def score(
     _refuse_a_path(run, "run", "goldkeeper.parse_run(text)")
     qrels = judgments if isinstance(judgments, Qrels) else _grouped(judgments)
     entries = run if isinstance(run, RunHeads) else map(_run_entry, run)
-    return summarize(qrels, query_values(qrels, entries, ks, threshold), worst_metric=worst_metric,
+    return aggregate(qrels, query_values(qrels, entries, ks, threshold), worst_metric=worst_metric,
                      intervals=intervals)
 
 
@@ -449,7 +449,7 @@ def merge_query_values(parts: Iterable[QueryValues], qrels: Qrels) -> QueryValue
     return merged
 
 
-def summarize(qrels: Qrels, found: QueryValues, *, worst_metric: str | None = None,
+def aggregate(qrels: Qrels, found: QueryValues, *, worst_metric: str | None = None,
               intervals: BootstrapSpec | None = None) -> ScoreResult:
     """Means, strata, intervals and the bookkeeping lists from per-query values (see ``score``)."""
     ks, threshold, scored_ids, values = found.ks, found.threshold, found.scored_ids, found.values

@@ -310,7 +310,7 @@ def split_labels_by_query(judgments_url: str, work_url: str, partitions: int, fm
                           ) -> tuple[Qrels, ValidationResult, str]:
     """Read the judgments once (any format ``score`` reads): validate them, group them for
     scoring, and write each query partition's label rows. Returns the grouping (the driver
-    merges and summarizes with it), the validation and the file's sha256."""
+    merges and aggregates with it), the validation and the file's sha256."""
     blocks, hashed = read_labels(judgments_url, fmt)
     qrels = Qrels()
     validator = Validator(qrels)

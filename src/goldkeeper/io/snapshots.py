@@ -36,14 +36,14 @@ from goldkeeper.io.files import (
     source_name,
 )
 
-__all__ = ["MANIFEST", "Chunk", "ShardedCorpus", "classify_url", "corpus_json", "open_corpus", "write_sharded_snapshot"]
+__all__ = ["MANIFEST", "LiveChunkStruct", "ShardedCorpus", "classify_url", "corpus_json", "open_corpus", "write_sharded_snapshot"]
 
 MANIFEST = "manifest.json"
 FORMAT = "goldkeeper-corpus-shards/1"
 DEFAULT_SHARD_CHUNKS = 100_000
 
 
-class Chunk(msgspec.Struct, frozen=True, gc=False):
+class LiveChunkStruct(msgspec.Struct, frozen=True, gc=False):
     """core's ``LiveChunk``, field for field and method for method, as a msgspec Struct: it
     decodes faster than the dataclass in any form, holds core's ``Field`` constraints, and is never tracked by the collector.
     core reads chunks only through these fields and methods (a test holds the two equal),
@@ -63,14 +63,14 @@ class Chunk(msgspec.Struct, frozen=True, gc=False):
 class _CorpusJson(TypedDict, total=False):
     corpus_fingerprint: str | None
     chunker_fingerprint: str | None
-    chunks: Required[list[Chunk]]
+    chunks: Required[list[LiveChunkStruct]]
 
 
 _CORPUS = msgspec.json.Decoder(_CorpusJson)
 
 
 def corpus_json(data: bytes | memoryview) -> Corpus | None:
-    """The spec's corpus.json, decoded into checked ``Chunk``s; None if refused."""
+    """The spec's corpus.json, decoded into checked ``LiveChunkStruct``s; None if refused."""
     try:
         payload = _CORPUS.decode(data)
     except msgspec.MsgspecError:
