@@ -411,17 +411,9 @@ def power(
     if output is OutputFormat.json:
         emit_json(found)
         return
-    lines = [f"resolution of this gold set ({metric}):",
-             f"  n = {found['n']} queries, per-query difference sd = {found['sd']:.3f} ({found['sd_source']})"]
-    if "note" in found:
-        lines.append(f"  {found['note']}")
-    else:
-        lines.append(f"  smallest detectable effect at {power_:.0%} power: +{found['normal']['mde']:.3f} (normal), "
-                     f"+{found['t']['mde']:.3f} (paired t)")
-        if target is not None:
-            lines.append(f"  queries needed to resolve +{target}: {found['normal']['queries_needed']:,} (normal), "
-                         f"{found['t']['queries_needed']:,} (paired t)")
-    sys.stdout.write("\n".join(lines) + "\n")
+    from goldkeeper.render import print_power
+
+    print_power(found, power_, target)
 
 
 @app.command()
@@ -446,28 +438,9 @@ def audit(
     if output is OutputFormat.json:
         emit_json(found)
     else:
-        lo, hi = found["interval"]
-        lines = [f"{metric} = {value:.3f} on {n} queries"]
-        if "successes" in found:
-            lines.append(f"  that is {found['successes']}/{n} successes")
-        lines.append(f"  {confidence:.0%} interval   [{lo:.3f}, {hi:.3f}]   width {hi - lo:.3f}   ({found['interval_method']})")
-        lift = found.get("lift")
-        if lift:
-            lines.append(f"claimed lift {lift['difference']:+.3f} over {lift['baseline']:.3f}")
-            if "min_attainable_p" in lift:
-                if lift["differing_least"] == lift["differing_most"]:
-                    lines.append(f"  the two means determine it exactly: {lift['differing_most']} of {n} queries differ")
-                else:
-                    lines.append(f"  between {lift['differing_least']} and {lift['differing_most']} of {n} queries differ")
-                lines.append(f"  smallest attainable p   {lift['min_attainable_p']:.4f}")
-                if lift["verdict"] == "unresolvable":
-                    lines.append(f"  UNRESOLVABLE: no outcome of a paired test on {lift['differing_most']} differing "
-                                 f"queries can reach {alpha}; this is a fact about the sample size, not the systems")
-                else:
-                    lines.append("  resolvable: a paired test on the per-query values could be significant")
-            else:
-                lines.append(f"  {lift['note']}")
-        sys.stdout.write("\n".join(lines) + "\n")
+        from goldkeeper.render import print_audit
+
+        print_audit(found, metric, value, n, confidence, alpha)
     raise typer.Exit(EXIT_FAILED if found.get("lift", {}).get("verdict") == "unresolvable" else EXIT_OK)
 
 
@@ -489,25 +462,9 @@ def agreement(
     if output is OutputFormat.json:
         emit_json(found)
     else:
-        lines = [f"{found['pairs']} pairs labelled by both a person and the judge "
-                 f"({found['human_only']} by people only, {found['judge_only']} by the judge only)"]
-        if found["pairs"]:
-            kappa = found["kappa"]
-            lines.append(f"  relevant at grade >= {threshold}: people {found['base_rate']['human']:.1%}, "
-                         f"judge {found['base_rate']['judge']:.1%} (bias {found['judge_bias']:+.1%})")
-            lines.append(f"  agreement {found['observed_agreement']:.1%}, by chance {found['chance_agreement']:.1%}; "
-                         f"Cohen's kappa " + ("undefined" if kappa is None else f"{kappa:.3f}"))
-            if found.get("weighted_kappa") is not None:
-                lines.append(f"  quadratic-weighted kappa on grades {found['weighted_kappa']:.3f}")
-            share = found.get("relevant_share")
-            if share:
-                low, high = share["ppi"]["ci"]
-                lines.append(f"  share relevant over all {share['ppi']['labeled'] + share['ppi']['unlabeled']} judged pairs: "
-                             f"[{low:.3f}, {high:.3f}] by PPI++ (judge alone says {share['judge_only']:.3f}, "
-                             f"the {share['ppi']['labeled']} hand labels {share['hand_labels_only']:.3f})")
-        if found.get("note"):
-            lines.append(f"  {found['note']}")
-        sys.stdout.write("\n".join(lines) + "\n")
+        from goldkeeper.render import print_agreement
+
+        print_agreement(found, threshold)
     raise typer.Exit(EXIT_OK if found["pairs"] else EXIT_FAILED)
 
 
