@@ -81,13 +81,21 @@ def test_a_string_that_reads_nan_keeps_the_block_on_the_fast_path():
     assert len(calls) == 1
 
 
-def test_extra_keys_are_kept_and_stop_msgspec_for_the_rest_of_the_file():
+def test_extra_keys_are_kept_on_the_fast_path():
+    """A line with keys of its own is decoded by msgspec too, extras kept, checked as core's
+    line reader checks it: the rows are the line reader's."""
     calls, counting = _counting_decoder()
-    extra = b'{"query_id":"q1","doc_uri":"d1","relevance":2,"source":"bm25"}'
-    blocks = [LINE + b"\n", extra + b"\n", LINE + b"\n"]
+    extra = b'{"query_id":"q1","doc_uri":"d1","relevance":2,"source":"bm25","weights":[1,2]}'
+    blocks = [LINE + b"\n", extra + b"\n" + LINE + b"\n"]
     rows = [r for block in judgments.iter_judgment_blocks(blocks, decode=counting) for r in block]
-    assert rows[1]["source"] == "bm25" and len(rows) == 3
-    assert len(calls) == 2  # the first block, then the one with extras; not the third
+    assert rows[1]["source"] == "bm25" and rows[1]["weights"] == [1, 2] and len(rows) == 3
+    assert len(calls) == 2  # every block on the fast path
+    lines = [line for block in blocks for line in block.splitlines()]
+    assert rows == [row for _, row in judgments.iter_judgment_rows(lines)]
+    # An extra key that breaks a known field's type still goes to the line reader's words.
+    with pytest.raises(InputError, match="relevance"):
+        list(judgments.iter_judgment_blocks([b'{"query_id":"q","doc_uri":"d","relevance":"2","x":1}'],
+                                            decode=fastjson.judgment_rows))
 
 
 def test_msgspec_decodes_a_plain_block_in_input_key_order():

@@ -94,7 +94,7 @@ def snapshot(
 ) -> None:
     """Build a corpus snapshot from chunker output, computing every id: one corpus.json, or
     (--sharded) a streaming layout for corpora too big to hold in memory."""
-    from goldkeeper.core.judgments import decode_jsonl
+    from goldkeeper.core.jsonl import decode_jsonl
     from goldkeeper.io.files import iter_lines, write_bytes_atomic
 
     source = source_name(chunks)
@@ -130,7 +130,8 @@ def queue_apply(
     out: Annotated[Optional[str], typer.Option("--out", "-o", help="Write here instead of rewriting --judgments.")] = None,
 ) -> None:
     """Merge people's answers into the judgments, canonically and atomically (spec/drift.md)."""
-    from goldkeeper.core.judgments import decode_jsonl, dump_judgments
+    from goldkeeper.core.jsonl import decode_jsonl
+    from goldkeeper.core.judgments import dump_judgments
     from goldkeeper.core.rejudge import apply_answers, check_answers
     from goldkeeper.io.files import iter_lines, write_bytes_atomic
     from goldkeeper.io.loading import load_label_rows

@@ -197,7 +197,8 @@ def _demo_rejudgment(root: str, suite: str, outcome: dict[str, Any], example: An
     answers.jsonl) merged into a new judgments version as `queue apply` does, and each run
     evaluated again on it, so every suite's trend has a judgments change to attribute. Once
     applied, nothing is done again."""
-    from goldkeeper.core.judgments import decode_jsonl, dump_judgments, parse_judgments
+    from goldkeeper.core.jsonl import decode_jsonl
+    from goldkeeper.core.judgments import dump_judgments, parse_judgments
     from goldkeeper.core.rejudge import apply_answers, check_answers
     from goldkeeper.flows.evaluate import evaluate, outcome_of
     from goldkeeper.flows.lifecycle import evaluation_suite

@@ -12,7 +12,7 @@ import json
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
-from goldkeeper.core.judgments import decode_jsonl, split_lines
+from goldkeeper.core.jsonl import decode_jsonl, keys_in_text, split_lines
 from goldkeeper.errors import InputError, describe_value
 
 if TYPE_CHECKING:
@@ -51,9 +51,8 @@ def _fast_rows(lines: Iterable[bytes | str], source: str, first_line: int = 1) -
                 and query_id
                 and type(ranking) is list
                 and _all_keys(ranking, raw, is_bytes)
-                # Duplicate keys are what the decoder cannot see: a sound row names each once.
-                and raw.count(b'"query_id"' if is_bytes else '"query_id"') == 1
-                and raw.count(b'"ranking"' if is_bytes else '"ranking"') == 1
+                # Duplicate keys are what the decoder cannot see: a sound row's text has two.
+                and keys_in_text(raw) == 2
             ):
                 yield number, row, True
                 continue

@@ -17,7 +17,8 @@ from typing import Annotated, Any
 import msgspec
 from typing_extensions import NotRequired, TypedDict
 
-from goldkeeper.core.judgments import iter_judgment_blocks
+from goldkeeper.core.judgments import check_row, iter_judgment_blocks
+from goldkeeper.errors import InputError
 from goldkeeper.models.records import JUDGMENT_ROW, MAX_RELEVANCE
 
 __all__ = ["NonEmpty", "Refused", "Row", "RunLine", "judgment_blocks", "judgment_rows", "run_lines"]
@@ -35,11 +36,23 @@ Row = TypedDict("Row", {  # type: ignore[misc]
 _ROWS = msgspec.json.Decoder(Row)
 
 
+_ANY_ROWS = msgspec.json.Decoder(dict[str, Any])
+
+
 def judgment_rows(body: bytes) -> list[dict[str, Any]] | None:
-    """A block of whole JSON lines as checked rows, extra keys dropped; None if refused."""
+    """A block of whole JSON lines as checked rows; None if refused. Rows of the known fields
+    only are decoded and checked by msgspec (``Row``); a block whose lines hold other keys
+    (which ``Row`` drops, so its keys do not add up to the text's) is decoded as plain objects
+    and each checked as core's line reader checks it, extras kept."""
     try:
-        return _ROWS.decode_lines(body)  # type: ignore[return-value]
+        rows = _ROWS.decode_lines(body)
     except msgspec.MsgspecError:
+        return None
+    if body.count(b'":') == sum(map(len, rows)):  # (at least the keys' count: none dropped)
+        return rows  # type: ignore[return-value]
+    try:
+        return [check_row(row, "judgments", 0) for row in _ANY_ROWS.decode_lines(body)]
+    except (msgspec.MsgspecError, InputError):
         return None
 
 

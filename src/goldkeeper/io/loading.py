@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from goldkeeper.core import qrels as qrels_format
 from goldkeeper.core.grouped import Qrels, RunHeads, pack_run
+from goldkeeper.core.jsonl import keys_in_text
 from goldkeeper.core.runs import iter_run
 from goldkeeper.core.validation import Validator
 from goldkeeper.errors import InputError, UsageError
@@ -208,7 +209,7 @@ def _common_heads(block: bytes, depth: int) -> RunHeads | None:
         return None
     queries = len(heads)
     # What a decoder cannot see: a key named twice in a line, a query on two lines.
-    if block.count(b'"query_id"') == queries == block.count(b'"ranking"') and len(set(heads.query_ids)) == queries:
+    if keys_in_text(block) == 2 * queries and len(set(heads.query_ids)) == queries:
         return heads
     return None
 

@@ -431,7 +431,7 @@ def publish_sharded_snapshot(root: str, corpus: str, chunks_url: str, chunker: s
     the same chunker output finds the snapshot written (manifest last, so only whole ones count)
     and does no work twice.
     """
-    from goldkeeper.core.judgments import decode_jsonl
+    from goldkeeper.core.jsonl import decode_jsonl
     from goldkeeper.io.files import iter_blocks, iter_lines, source_name
     from goldkeeper.io.snapshots import MANIFEST, ShardedCorpus, write_sharded_snapshot
 
