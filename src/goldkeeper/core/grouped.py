@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from goldkeeper.models.judgment import Judgment
 
-__all__ = ["UNSTRATIFIED", "Qrels", "RunHeads", "build_qrels", "label_target", "merge_qrels", "pack_run", "top_keys"]
+__all__ = ["UNSTRATIFIED", "Qrels", "RunHeads", "build_qrels", "label_target", "merge_qrels", "note_stratum", "pack_run",
+           "top_keys"]
 
 UNSTRATIFIED = "_unstratified"
 
@@ -52,7 +53,7 @@ def build_qrels(judgments: Iterable[Judgment | Mapping[str, Any]], into: Qrels |
             continue
         per_query[key] = row["relevance"]
         if stratum[query_id] != name:
-            _note_stratum(conflicts, query_id, stratum[query_id], name)
+            note_stratum(conflicts, query_id, stratum[query_id], name)
     for query_id, names in conflicts.items():
         conflicts[query_id] = sorted(names)
     return qrels
@@ -65,7 +66,8 @@ def label_target(row: Mapping[str, Any]) -> str:
     return row["doc_uri"] if chunk is None else chunk
 
 
-def _note_stratum(conflicts: dict[str, list[str]], query_id: str, first: str, name: str) -> None:
+def note_stratum(conflicts: dict[str, list[str]], query_id: str, first: str, name: str) -> None:
+    """Record that a label of ``query_id`` names stratum ``name`` where its first named ``first``."""
     if name != first:
         seen = conflicts.setdefault(query_id, [first])
         if name not in seen:
@@ -88,7 +90,7 @@ def merge_qrels(into: Qrels, later: Qrels) -> Qrels:
             continue
         mine.update(per_query)
         for name in names:
-            _note_stratum(conflicts, query_id, stratum[query_id], name)
+            note_stratum(conflicts, query_id, stratum[query_id], name)
     into.stratified = into.stratified or later.stratified
     for query_id, names in conflicts.items():
         conflicts[query_id] = sorted(names)

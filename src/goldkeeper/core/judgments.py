@@ -130,10 +130,11 @@ def iter_judgment_rows(
         yield number, check_row(value, source, number)
 
 
-#: Decodes a block of whole JSON lines into rows checked as ``check_row`` checks them, or
-#: gives None for anything it does not take (io's msgspec reader). It must refuse NaN and
-#: Infinity, which JSON has not; the block's keys are then counted against its text here.
-BlockDecoder = Callable[[bytes], "list[dict[str, Any]] | None"]
+#: ``decode(block, keep_extras)``: a block of whole JSON lines as rows checked as
+#: ``check_row`` checks them, keys of the lines' own dropped unless ``keep_extras``; or None
+#: for anything it does not take (io's msgspec reader). It must refuse NaN and Infinity,
+#: which JSON has not; the block's keys are then counted against its text here.
+BlockDecoder = Callable[[bytes, bool], "list[dict[str, Any]] | None"]
 
 
 def _fast_block(body: bytes, at_start: bool, decode: BlockDecoder) -> list[dict[str, Any]] | None:
@@ -146,11 +147,18 @@ def _fast_block(body: bytes, at_start: bool, decode: BlockDecoder) -> list[dict[
     """
     if (at_start and body.startswith(b"\xef\xbb\xbf")) or b"\r" in body:
         return None
-    rows = decode(body)
+    rows = decode(body, False)
     if rows is None or len(rows) != body.count(b"\n") + 1:
         return None
     flat = body.count(b"{") == len(rows) and b"[" not in body
-    if keys_in_text(body) != (sum(map(len, rows)) if flat else sum(map(keys_in_value, rows))):
+    in_text = keys_in_text(body)
+    decoded = sum(map(len, rows)) if flat else sum(map(keys_in_value, rows))
+    if in_text > decoded:  # lines with keys of their own, or a key named twice
+        rows = decode(body, True)
+        if rows is None:
+            return None
+        decoded = sum(map(keys_in_value, rows))
+    if in_text != decoded:
         return None
     if not body.isascii():
         for row in rows:

@@ -3,8 +3,8 @@
 ``Validator`` is an accumulator: feed it labels one at a time (from a stream of any length)
 and ask for the ``ValidationResult`` at the end. It keeps only what the checks need (the
 (query, target) pairs, one query text per query, counters), never the labels themselves.
-Given a ``Qrels``, it groups the labels into it too and takes the pairs seen from there
-instead of keeping a set of its own (score's readers, which group the labels anyway).
+It groups the labels as it checks them, into a ``Qrels`` given (score's reader, which
+scores them) or its own, and finds repeated pairs there.
 
 Issue codes, severities, messages and their order are the reference implementation's
 (retrieval-eval 0.1.1), which the ``unsorted-queries`` fixture makes normative: per-label
@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Literal
 
-from goldkeeper.core.grouped import Qrels, build_qrels
+from goldkeeper.core.grouped import Qrels, note_stratum
 from goldkeeper.core.identity import text_sha
 
 if TYPE_CHECKING:
@@ -99,19 +99,17 @@ def _id_form(value: str) -> str:
     return unicodedata.normalize("NFKC", value).strip()
 
 
-_NOTHING: dict[str, Any] = {}
 
 
 class Validator:
-    """Streaming accumulator behind ``validate``.
-
-    With ``qrels`` it also groups every label it is fed into them (``build_qrels``), and a
-    (query, target) pair counts as seen when the grouping has it: the pairs are kept once,
-    as score needs them, not also as a set of tuples here. The findings are the same either way: the grouping's key
-    of a label is its target (``label_target``)."""
+    """Streaming accumulator behind ``validate``: one loop over the labels, findings in file
+    order, grouping them as it goes (``build_qrels``'s grouping, into the ``Qrels`` given, for
+    score, or its own), where a repeated (query, target) pair is found."""
 
     def __init__(self, qrels: Qrels | None = None) -> None:
-        self._qrels = qrels
+        #: The labels grouped as they are fed (``build_qrels``'s grouping): given, for score,
+        #: which scores them; else this validator's own. A repeated pair is found there.
+        self._qrels = qrels if qrels is not None else Qrels()
         #: (severity, code, message) of each finding: the models are built by ``result``.
         self._issues: list[tuple[Severity, str, str]] = []
         self._labels = 0
@@ -119,10 +117,7 @@ class Validator:
         self._human = 0
         self._synthetic = 0
         self._with_chunk_id = 0
-        #: Every query seen, when no grouping holds them (``_query_ids``).
-        self._queries: set[str] = set()
         self._fingerprints: set[str] = set()
-        self._seen: set[tuple[str, str]] = set()
         self._query_text: dict[str, str] = {}
         self._strata: dict[str, int] = {}
         self._doc_uris: set[str] = set()
@@ -141,21 +136,16 @@ class Validator:
     def add_many(self, rows: Iterable[Mapping[str, Any]]) -> None:
         """Account for many labels, one at a time, findings in file order; a validator given
         a ``Qrels`` groups them into it too."""
-        batch = rows if isinstance(rows, list) else list(rows)
-        self._add_rows(batch)
-        if self._qrels is not None:
-            build_qrels(batch, self._qrels)
+        self._add_rows(rows)
 
     def _add_rows(self, rows: Iterable[Mapping[str, Any]]) -> None:
         """The definition: one label at a time, findings in file order."""
         issue = self._issue
-        queries = self._queries if self._qrels is None else set()  # (the grouping has them)
         doc_uris = self._doc_uris
         fingerprints = self._fingerprints
-        # The pairs seen before: this validator's, or the grouping's (which this batch joins
-        # only after) and the batch's own so far.
-        seen = self._seen if self._qrels is None else set()
-        grouped = _NOTHING if self._qrels is None else self._qrels.grades
+        qrels = self._qrels
+        grades, stratum_of, conflicts = qrels.grades, qrels.stratum, qrels.stratum_conflicts
+        conflicted = False
         query_text = self._query_text
         strata = self._strata
         labels = positives = human = synthetic = with_chunk_id = 0
@@ -166,10 +156,10 @@ class Validator:
             query_id: str = row["query_id"]
             doc_uri: str = row["doc_uri"]
             chunk = get("chunk_id")
+            relevance = row["relevance"]
             labels += 1
-            queries.add(query_id)
             doc_uris.add(doc_uri)
-            if row["relevance"] >= 1:
+            if relevance >= 1:
                 positives += 1
             fingerprint = get("corpus_fingerprint")
             if fingerprint:
@@ -180,19 +170,32 @@ class Validator:
                     human += 1
                 elif labeled_by.startswith("synthetic:"):
                     synthetic += 1
-            stratum = get("stratum") or _UNSTRATIFIED
+            named = get("stratum")
+            stratum = named or _UNSTRATIFIED
             strata[stratum] = strata.get(stratum, 0) + 1
 
+            # Grouped as build_qrels groups: a query's stratum is its first label's, a key
+            # labelled twice keeps its last grade (and is a finding).
             target = doc_uri if chunk is None else chunk
-            key = (query_id, target)
-            if key in seen or target in grouped.get(query_id, _NOTHING):
-                issue(
-                    "error",
-                    "duplicate-label",
-                    f"duplicate judgment for query {query_id} and target {target}",
-                )
+            group = _UNSTRATIFIED if named is None else named
+            if named is not None:
+                qrels.stratified = True
+            per_query = grades.get(query_id)
+            if per_query is None:
+                grades[query_id] = {target: relevance}
+                stratum_of[query_id] = group
             else:
-                seen.add(key)
+                if target in per_query:
+                    issue(
+                        "error",
+                        "duplicate-label",
+                        f"duplicate judgment for query {query_id} and target {target}",
+                    )
+                per_query[target] = relevance
+                first = stratum_of[query_id]
+                if first != group:
+                    note_stratum(conflicts, query_id, first, group)
+                    conflicted = True
 
             query = get("query")
             if query is not None:
@@ -241,6 +244,9 @@ class Validator:
                     f"labeled_at on query {query_id} and target {target} is not an ISO 8601 "
                     f"date-time: {labeled_at}",
                 )
+        if conflicted:
+            for query_id, names in conflicts.items():
+                conflicts[query_id] = sorted(names)
         self._labels += labels
         self._positives += positives
         self._human += human
@@ -248,8 +254,8 @@ class Validator:
         self._with_chunk_id += with_chunk_id
 
     def _query_ids(self) -> Collection[str]:
-        """Every query seen: the grouping's, when this validator groups, else its own."""
-        return self._queries if self._qrels is None else self._qrels.grades.keys()
+        """Every query seen."""
+        return self._qrels.grades.keys()
 
     def result(self) -> ValidationResult:
         """The findings so far, in the normative order."""

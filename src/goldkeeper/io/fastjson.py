@@ -39,18 +39,14 @@ _ROWS = msgspec.json.Decoder(Row)
 _ANY_ROWS = msgspec.json.Decoder(dict[str, Any])
 
 
-def judgment_rows(body: bytes) -> list[dict[str, Any]] | None:
-    """A block of whole JSON lines as checked rows; None if refused. Rows of the known fields
-    only are decoded and checked by msgspec (``Row``); a block whose lines hold other keys
-    (which ``Row`` drops, so its keys do not add up to the text's) is decoded as plain objects
-    and each checked as core's line reader checks it, extras kept."""
+def judgment_rows(body: bytes, keep_extras: bool = False) -> list[dict[str, Any]] | None:
+    """A block of whole JSON lines as checked rows; None if refused. Rows are decoded and
+    checked by msgspec as ``Row``s, which drops keys of a line's own; with ``keep_extras``
+    they are decoded as plain objects, extras kept, and each checked as core's line reader
+    checks it (``check_row``)."""
     try:
-        rows = _ROWS.decode_lines(body)
-    except msgspec.MsgspecError:
-        return None
-    if body.count(b'":') == sum(map(len, rows)):  # (at least the keys' count: none dropped)
-        return rows  # type: ignore[return-value]
-    try:
+        if not keep_extras:
+            return _ROWS.decode_lines(body)  # type: ignore[return-value]
         return [check_row(row, "judgments", 0) for row in _ANY_ROWS.decode_lines(body)]
     except (msgspec.MsgspecError, InputError):
         return None
