@@ -35,6 +35,7 @@ from goldkeeper.io.files import (
     remove_quietly,
     source_name,
 )
+from goldkeeper.models.records import LIVE_CHUNK
 
 __all__ = ["MANIFEST", "LiveChunkStruct", "ShardedCorpus", "classify_url", "corpus_json", "open_corpus", "write_sharded_snapshot"]
 
@@ -43,21 +44,22 @@ FORMAT = "goldkeeper-corpus-shards/1"
 DEFAULT_SHARD_CHUNKS = 100_000
 
 
-class LiveChunkStruct(msgspec.Struct, frozen=True, gc=False):
-    """core's ``LiveChunk``, field for field and method for method, as a msgspec Struct: it
-    decodes faster than the dataclass in any form, holds core's ``Field`` constraints, and is never tracked by the collector.
-    core reads chunks only through these fields and methods (a test holds the two equal),
-    so classify, fix and the queue take either."""
+_STRUCT_TYPES = {"id": _NonEmpty, "text": str | None, "count": Annotated[int, msgspec.Meta(ge=0)] | None,
+                 "hash": _NonEmpty | None}
 
-    chunk_id: _NonEmpty
-    doc_uri: _NonEmpty
-    ordinal: Annotated[int, msgspec.Meta(ge=0)] | None = None
-    text: str | None = None
-    text_sha: _NonEmpty | None = None
-    start_index: Annotated[int, msgspec.Meta(ge=0)] | None = None
-
-    order = LiveChunk.order
-    sha = LiveChunk.sha
+#: core's ``LiveChunk`` as a msgspec Struct, made from the same ``records.LIVE_CHUNK`` with
+#: the same methods: it decodes faster than the dataclass in any form, checks the same
+#: constraints, and is never tracked by the collector. core reads chunks only through these
+#: fields and methods, so classify, fix and the queue take either.
+LiveChunkStruct = msgspec.defstruct(
+    "LiveChunkStruct",
+    [(spec.name, _STRUCT_TYPES[spec.kind]) if spec.kind == "id" else (spec.name, _STRUCT_TYPES[spec.kind], None)
+     for spec in LIVE_CHUNK],
+    namespace={"order": LiveChunk.order, "sha": LiveChunk.sha},
+    module=__name__,
+    frozen=True,
+    gc=False,
+)
 
 
 class _CorpusJson(TypedDict, total=False):

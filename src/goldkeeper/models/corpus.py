@@ -2,25 +2,31 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, create_model
+
+from goldkeeper.models.records import CHUNK, FieldSpec
 
 __all__ = ["Chunk", "CorpusSnapshot", "QueueAnswer", "QueueCandidate", "QueueItem", "ShardEntry", "ShardManifest"]
 
 
-class Chunk(BaseModel):
-    """One chunk as it exists in the live index."""
+def _field(spec: FieldSpec) -> tuple[Any, Any]:
+    described = {} if spec.description is None else {"description": spec.description}
+    if spec.kind == "id":
+        return str, Field(min_length=1, **described)
+    if spec.kind == "count":
+        return int | None, Field(None, ge=0, **described)
+    return str | None, Field(None, **described)
 
-    model_config = ConfigDict(extra="allow", title="goldkeeper chunk")
 
-    chunk_id: str = Field(min_length=1)
-    doc_uri: str = Field(min_length=1)
-    doc_revision: str | None = None
-    ordinal: int | None = Field(None, ge=0)
-    text: str | None = None
-    text_sha: str | None = None
-    start_index: int | None = Field(
-        None, ge=0, description="Where the chunker says the text starts in its document (optional)."
-    )
+Chunk = create_model(  # type: ignore[call-overload]
+    "Chunk",
+    __config__=ConfigDict(extra="allow", title="goldkeeper chunk"),
+    __module__=__name__,
+    __doc__="One chunk as it exists in the live index.",
+    **{spec.name: _field(spec) for spec in CHUNK},
+)
 
 
 class CorpusSnapshot(BaseModel):

@@ -1,9 +1,10 @@
-"""The wire records, each defined once: the fields of a judgment line (spec/formats.md).
+"""The wire records, each defined once: a judgment line and a chunk (spec/formats.md).
 
 Every reader and model of a judgment line is made from ``JUDGMENT_ROW``: the pydantic model
 ``Judgment`` (the API and the JSON Schema), core's block validator (pydantic-core, over a
 block of lines at once) and io's msgspec decoder, which only try first; core's line reader,
-which decides and words every refusal, takes its field lists from here too. This module
+which decides and words every refusal, takes its field lists from here too. A chunk's fields
+(``CHUNK``) make the pydantic ``Chunk``, core's ``LiveChunk`` and io's ``LiveChunkStruct``. This module
 imports nothing but the standard library, so the fast readers load no pydantic for it.
 """
 
@@ -12,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-__all__ = ["JUDGMENT_FIELDS", "JUDGMENT_ROW", "MAX_RELEVANCE", "FieldSpec"]
+__all__ = ["CHUNK", "JUDGMENT_FIELDS", "JUDGMENT_ROW", "LIVE_CHUNK", "MAX_RELEVANCE", "FieldSpec"]
 
 #: Relevance grades are small integers; 1024 and above is a unit mistake, not a grade.
 MAX_RELEVANCE = 1023
@@ -21,13 +22,17 @@ MAX_RELEVANCE = 1023
 @dataclass(frozen=True)
 class FieldSpec:
     """One field of a record. ``kind``: ``id``, a required non-empty string; ``text``, an
-    optional string; ``grade``, a required integer from 0 to ``MAX_RELEVANCE``. ``nfc``: an
-    identifier compared by code point against runs and corpora, which must be in NFC."""
+    optional string; ``grade``, a required integer from 0 to ``MAX_RELEVANCE``; ``count``,
+    an optional integer of at least 0; ``hash``, an optional string that the fast readers
+    take only non-empty (an empty one stores nothing). ``nfc``: an identifier compared by code
+    point against runs and corpora, which must be in NFC. ``live``: kept on the chunks drift
+    reads (``LIVE_CHUNK``)."""
 
     name: str
-    kind: Literal["id", "text", "grade"]
+    kind: Literal["id", "text", "grade", "count", "hash"]
     description: str | None = None
     nfc: bool = False
+    live: bool = True
 
 
 #: A judgment line's known fields, in the canonical write order.
@@ -47,3 +52,17 @@ JUDGMENT_ROW: tuple[FieldSpec, ...] = (
 )
 
 JUDGMENT_FIELDS: tuple[str, ...] = tuple(spec.name for spec in JUDGMENT_ROW)
+
+#: A chunk of a snapshot (corpus.json's ``chunks``, a shard's lines), in the canonical order.
+CHUNK: tuple[FieldSpec, ...] = (
+    FieldSpec("chunk_id", "id"),
+    FieldSpec("doc_uri", "id"),
+    FieldSpec("doc_revision", "text", live=False),
+    FieldSpec("ordinal", "count"),
+    FieldSpec("text", "text"),
+    FieldSpec("text_sha", "hash"),
+    FieldSpec("start_index", "count", "Where the chunker says the text starts in its document (optional)."),
+)
+
+#: The fields drift keeps of a chunk, in order: the positional fields of ``LiveChunk``.
+LIVE_CHUNK: tuple[FieldSpec, ...] = tuple(spec for spec in CHUNK if spec.live)

@@ -8,20 +8,15 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, make_dataclass
 from itertools import islice
-from typing import TYPE_CHECKING, Annotated, Any, Protocol
+from typing import Any, Protocol
 
 from typing_extensions import Required, TypedDict
 
 from goldkeeper.core.identity import text_sha
 from goldkeeper.errors import InputError, compressed_input, describe_value
-
-if TYPE_CHECKING:
-    from pydantic import Field  # (bound at run time where pydantic first reads the annotations)
-
-
-
+from goldkeeper.models.records import LIVE_CHUNK
 
 PROGRESS_EVERY = 1 << 16
 
@@ -61,29 +56,44 @@ def _comparable_all(texts: list[str]) -> tuple[list[str], str | None]:
     return [_comparable(text) for text in texts], None
 
 
-@dataclass(frozen=True, slots=True)
-class LiveChunk:
-    chunk_id: Annotated[str, Field(min_length=1)]
-    doc_uri: Annotated[str, Field(min_length=1)]
-    ordinal: Annotated[int, Field(ge=0)] | None = None
-    text: str | None = None
-    text_sha: Annotated[str, Field(min_length=1)] | None = None
-    """The hash the snapshot stores, if it stores one; ``sha()`` is the chunk's hash. (An
-    empty one stores nothing: refused by the one-pass reader, read as None by the other.)"""
-    start_index: Annotated[int, Field(ge=0)] | None = None
-    """Where the chunker says the text starts in its document, when it says (optional)."""
+class _LiveChunkMethods:
+    """What a live chunk does, whichever type holds it (``LiveChunk``, io's ``LiveChunkStruct``)."""
+
+    __slots__ = ()
 
     def order(self) -> tuple[int, str]:
-        return (self.ordinal if self.ordinal is not None else 1 << 62, self.chunk_id)
-
-    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
-        # By position: the default for a slotted dataclass pickles a state dict per chunk.
-        return (LiveChunk, (self.chunk_id, self.doc_uri, self.ordinal, self.text, self.text_sha, self.start_index))
+        return (self.ordinal if self.ordinal is not None else 1 << 62, self.chunk_id)  # type: ignore[attr-defined]
 
     def sha(self) -> str | None:
-        """The text hash: as stored, else computed from the text (not kept: most chunks'
-        hashes are never needed, and classify finds the wanted ones by their text)."""
-        return self.text_sha or (text_sha(self.text) if self.text is not None else None)
+        """The text hash: as stored (``text_sha``), else computed from the text (not kept:
+        most chunks' hashes are never needed, and classify finds the wanted ones by their
+        text)."""
+        return self.text_sha or (text_sha(self.text) if self.text is not None else None)  # type: ignore[attr-defined]
+
+
+#: Each field kind as pydantic reads it when it validates corpus.json straight into
+#: ``LiveChunk`` (``Field`` is bound by ``_corpus_adapter``, where pydantic is imported).
+_ANNOTATIONS = {"id": "Annotated[str, Field(min_length=1)]", "text": "str | None",
+                "count": "Annotated[int, Field(ge=0)] | None", "hash": "Annotated[str, Field(min_length=1)] | None"}
+
+
+def _reduce(chunk: Any) -> tuple[Any, tuple[Any, ...]]:
+    # By position: the default for a slotted dataclass pickles a state dict per chunk.
+    return (LiveChunk, tuple(getattr(chunk, spec.name) for spec in LIVE_CHUNK))
+
+
+#: A chunk as drift reads it, made from ``records.LIVE_CHUNK``: a frozen, slotted dataclass
+#: whose fields are positional in that order.
+LiveChunk = make_dataclass(
+    "LiveChunk",
+    [(spec.name, _ANNOTATIONS[spec.kind]) if spec.kind == "id" else (spec.name, _ANNOTATIONS[spec.kind], None)
+     for spec in LIVE_CHUNK],
+    bases=(_LiveChunkMethods,),
+    namespace={"__reduce__": _reduce},
+    frozen=True,
+    slots=True,
+)
+LiveChunk.__module__ = __name__
 
 
 class ChunkSource(Protocol):
@@ -149,12 +159,14 @@ _CORPUS_JSON: Any = None
 
 def _corpus_adapter() -> Any:
     """pydantic's validator of ``_CorpusJson``, built on first use. (``LiveChunk``'s
-    annotations name ``Field``, bound here before pydantic reads them.)"""
+    annotations name ``Field`` and ``Annotated``, bound here before pydantic reads them.)"""
     global _CORPUS_JSON
     if _CORPUS_JSON is None:
+        from typing import Annotated
+
         from pydantic import Field, TypeAdapter
 
-        globals()["Field"] = Field
+        globals().update(Field=Field, Annotated=Annotated)  # (the names _ANNOTATIONS spells)
         _CORPUS_JSON = TypeAdapter(_CorpusJson)
     return _CORPUS_JSON
 
