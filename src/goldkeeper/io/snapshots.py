@@ -35,7 +35,7 @@ from goldkeeper.io.files import (
     remove_quietly,
     source_name,
 )
-from goldkeeper.models.records import LIVE_CHUNK
+from goldkeeper.models.records import CORPUS_FINGERPRINTS, LIVE_CHUNK
 
 __all__ = ["MANIFEST", "LiveChunkStruct", "ShardedCorpus", "classify_url", "corpus_json", "open_corpus", "write_sharded_snapshot"]
 
@@ -62,10 +62,9 @@ LiveChunkStruct = msgspec.defstruct(
 )
 
 
-class _CorpusJson(TypedDict, total=False):
-    corpus_fingerprint: str | None
-    chunker_fingerprint: str | None
-    chunks: Required[list[LiveChunkStruct]]
+_CorpusJson = TypedDict(  # type: ignore[misc]
+    "_CorpusJson", {**dict.fromkeys(CORPUS_FINGERPRINTS, str | None), "chunks": Required[list[LiveChunkStruct]]},
+    total=False)
 
 
 _CORPUS = msgspec.json.Decoder(_CorpusJson)

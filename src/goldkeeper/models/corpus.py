@@ -6,7 +6,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
-from goldkeeper.models.records import CHUNK, FieldSpec
+from goldkeeper.models.records import CHUNK, CORPUS_FINGERPRINTS, FieldSpec
 
 __all__ = ["Chunk", "CorpusSnapshot", "QueueAnswer", "QueueCandidate", "QueueItem", "ShardEntry", "ShardManifest"]
 
@@ -29,14 +29,14 @@ Chunk = create_model(  # type: ignore[call-overload]
 )
 
 
-class CorpusSnapshot(BaseModel):
-    """The spec's ``corpus.json``: fingerprints and every live chunk."""
-
-    model_config = ConfigDict(extra="allow", title="goldkeeper corpus snapshot")
-
-    corpus_fingerprint: str | None = None
-    chunker_fingerprint: str | None = None
-    chunks: list[Chunk]
+CorpusSnapshot = create_model(  # type: ignore[call-overload]
+    "CorpusSnapshot",
+    __config__=ConfigDict(extra="allow", title="goldkeeper corpus snapshot"),
+    __module__=__name__,
+    __doc__="The spec's ``corpus.json``: fingerprints and every live chunk.",
+    **dict.fromkeys(CORPUS_FINGERPRINTS, (str | None, None)),
+    chunks=(list[Chunk], ...),
+)
 
 
 class ShardEntry(BaseModel):

@@ -4,7 +4,8 @@ Every reader and model of a judgment line is made from ``JUDGMENT_ROW``: the pyd
 ``Judgment`` (the API and the JSON Schema), core's block validator (pydantic-core, over a
 block of lines at once) and io's msgspec decoder, which only try first; core's line reader,
 which decides and words every refusal, takes its field lists from here too. A chunk's fields
-(``CHUNK``) make the pydantic ``Chunk``, core's ``LiveChunk`` and io's ``LiveChunkStruct``. This module
+(``CHUNK``) make the pydantic ``Chunk``, core's ``LiveChunk`` and io's ``LiveChunkStruct``,
+and corpus.json's (``CORPUS_FINGERPRINTS`` and its chunks) the three readers of a snapshot. This module
 imports nothing but the standard library, so the fast readers load no pydantic for it.
 """
 
@@ -13,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-__all__ = ["CHUNK", "JUDGMENT_FIELDS", "JUDGMENT_ROW", "LIVE_CHUNK", "MAX_RELEVANCE", "FieldSpec"]
+__all__ = ["CHUNK", "CORPUS_FINGERPRINTS", "JUDGMENT_FIELDS", "JUDGMENT_ROW", "LIVE_CHUNK", "MAX_RELEVANCE", "FieldSpec"]
 
 #: Relevance grades are small integers; 1024 and above is a unit mistake, not a grade.
 MAX_RELEVANCE = 1023
@@ -66,3 +67,6 @@ CHUNK: tuple[FieldSpec, ...] = (
 
 #: The fields drift keeps of a chunk, in order: the positional fields of ``LiveChunk``.
 LIVE_CHUNK: tuple[FieldSpec, ...] = tuple(spec for spec in CHUNK if spec.live)
+
+#: corpus.json (spec/formats.md): these optional strings, then ``chunks``, every live chunk.
+CORPUS_FINGERPRINTS: tuple[str, ...] = ("corpus_fingerprint", "chunker_fingerprint")

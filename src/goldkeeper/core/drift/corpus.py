@@ -16,7 +16,7 @@ from typing_extensions import Required, TypedDict
 
 from goldkeeper.core.identity import text_sha
 from goldkeeper.errors import InputError, compressed_input, describe_value
-from goldkeeper.models.records import LIVE_CHUNK
+from goldkeeper.models.records import CORPUS_FINGERPRINTS, LIVE_CHUNK
 
 PROGRESS_EVERY = 1 << 16
 
@@ -147,11 +147,10 @@ def _count(raw: Mapping[str, Any], name: str, source: str, line: int | None, whe
     return value
 
 
-class _CorpusJson(TypedDict, total=False):
-    __pydantic_config__ = {"strict": True}  # noqa: RUF012 (pydantic reads a TypedDict's config from a plain dict)
-    corpus_fingerprint: str | None
-    chunker_fingerprint: str | None
-    chunks: Required[list[LiveChunk]]
+#: corpus.json as pydantic-core validates it, straight into ``LiveChunk``s.
+_CorpusJson = TypedDict(  # type: ignore[misc]
+    "_CorpusJson", {**dict.fromkeys(CORPUS_FINGERPRINTS, str | None), "chunks": Required[list[LiveChunk]]}, total=False)
+_CorpusJson.__pydantic_config__ = {"strict": True}  # (pydantic reads a TypedDict's config from it)
 
 
 _CORPUS_JSON: Any = None
