@@ -164,50 +164,85 @@ def classify(
     return _classify([_row(judgment) for judgment in judgments], corpus, progress, elsewhere)[0]
 
 
+@dataclass
+class _Wants:
+    """What the labels ask of the corpus: their chunk ids, the text hashes they are found by
+    (with the documents that want each), the normalized label texts by hash, and each label's
+    (hash, whether its text_sha contradicts its text). ``live``: the label ids found live."""
+
+    label_ids: set[str] = field(default_factory=set)
+    hashes: dict[str, set[str]] = field(default_factory=dict)
+    by_text: dict[str, str] = field(default_factory=dict)
+    hash_only: bool = False  # some label is found by a stored hash alone: every chunk's hash is needed
+    keys: list[tuple[str | None, bool]] = field(default_factory=list)
+    live: set[str] = field(default_factory=set)
+
+
+@dataclass
+class _HashPass:
+    """What one pass over the corpus with hash lookups found: every live document, the best
+    chunk for each wanted hash anywhere and in each wanting document, the chunks read."""
+
+    documents: set[str] = field(default_factory=set)
+    best_any: dict[str, LiveChunk] = field(default_factory=dict)
+    best_in_doc: dict[tuple[str, str], LiveChunk] = field(default_factory=dict)
+    seen: int = 0
+
+
 def _classify(rows: list[Mapping[str, Any]], corpus: ChunkSource, progress: Callable[[int], None] | None,
               elsewhere: Found | None) -> tuple[DriftResult, dict[str, list[LiveChunk]]]:
     """``classify``, and the chunks of the documents that now hold an ORPHANED label with text
     (read in the second pass anyway; the queue's candidates come from them)."""
-    label_ids: set[str] = set()
-    wanted: dict[str, set[str]] = {}  # text hash -> documents of the labels that want it
-    by_text: dict[str, str] = {}  # normalized label text -> its hash
-    hash_only = False  # some label is found by a stored hash alone: every chunk's hash is needed
-    shas: list[tuple[str | None, bool]] = []
-    live: set[str] = set()
-    in_memory = isinstance(corpus, Corpus)
-    if in_memory:
+    wants = _wants(rows, corpus)
+    found = _hash_pass(corpus, wants, progress, elsewhere)
+    findings, named, pending = _settle_by_hash(rows, wants, found)
+    orphaned = _settle_by_text(rows, corpus, findings, named, pending) if pending else {}
+    fingerprints = frozenset(row["corpus_fingerprint"] for row in rows if row.get("corpus_fingerprint"))
+    return _result(findings, fingerprints, corpus.corpus_fingerprint, named, found.seen, len(found.documents)), orphaned
+
+
+def _wants(rows: list[Mapping[str, Any]], corpus: ChunkSource) -> _Wants:
+    """Each label's hash key, and what the labels not already live ask of the corpus."""
+    wants = _Wants()
+    if isinstance(corpus, Corpus):
         # The live labels first, whose texts then need no hash (a VALID label is looked up no
         # further). A streamed corpus finds them in its pass.
-        live = {row["chunk_id"] for row in rows if row.get("chunk_id") is not None}.intersection(
+        wants.live = {row["chunk_id"] for row in rows if row.get("chunk_id") is not None}.intersection(
             [chunk.chunk_id for chunk in corpus.chunks])
     for row in rows:
-        if row.get("chunk_id") is None or row["chunk_id"] in live:
-            shas.append((None, False))
+        if row.get("chunk_id") is None or row["chunk_id"] in wants.live:
+            wants.keys.append((None, False))
             continue
         sha, mismatch, normal = _label_key(row)
-        shas.append((sha, mismatch))
-        label_ids.add(row["chunk_id"])
+        wants.keys.append((sha, mismatch))
+        wants.label_ids.add(row["chunk_id"])
         if sha is not None:
-            wanted.setdefault(sha, set()).add(row["doc_uri"])
+            wants.hashes.setdefault(sha, set()).add(row["doc_uri"])
             if normal is None:
-                hash_only = True
+                wants.hash_only = True
             else:
-                by_text[normal] = sha
+                wants.by_text[normal] = sha
+    return wants
 
-    documents: set[str] = set()
-    best_any: dict[str, LiveChunk] = {}
-    best_in_doc: dict[tuple[str, str], LiveChunk] = {}
-    seen = 0
+
+def _hash_pass(corpus: ChunkSource, wants: _Wants, progress: Callable[[int], None] | None,
+               elsewhere: Found | None) -> _HashPass:
+    """One pass over the corpus, a batch at a time, with hash lookups only: live documents and
+    label ids, and the best chunk for each wanted hash (the other partitions' answers merged
+    in, ``elsewhere``)."""
+    found = _HashPass()
+    in_memory = isinstance(corpus, Corpus)
+    wanted, by_text = wants.hashes, wants.by_text
     for batch in _batches(corpus):
         # Column at a time: the set operations and comprehensions run in C, and only the
         # chunks whose hash some label wants are looked at one by one.
-        seen += len(batch)
+        found.seen += len(batch)
         if progress is not None:
-            progress(seen)
+            progress(found.seen)
         if not in_memory:
-            live.update(label_ids.intersection([chunk.chunk_id for chunk in batch]))
-        documents.update([chunk.doc_uri for chunk in batch])
-        if hash_only:
+            wants.live.update(wants.label_ids.intersection([chunk.chunk_id for chunk in batch]))
+        found.documents.update([chunk.doc_uri for chunk in batch])
+        if wants.hash_only:
             keys = [chunk.sha() for chunk in batch]
         else:
             # Equal normalized texts have equal hashes, so an unhashed chunk is found by its
@@ -216,37 +251,44 @@ def _classify(rows: list[Mapping[str, Any]], corpus: ChunkSource, progress: Call
                     for chunk in batch]
         for index in [i for i, key in enumerate(keys) if key in wanted]:
             chunk, sha = batch[index], keys[index]
-            if _better(chunk, best_any.get(sha)):
-                best_any[sha] = chunk
+            if _better(chunk, found.best_any.get(sha)):
+                found.best_any[sha] = chunk
             if chunk.doc_uri in wanted[sha]:
                 key = (sha, chunk.doc_uri)
-                if _better(chunk, best_in_doc.get(key)):
-                    best_in_doc[key] = chunk
+                if _better(chunk, found.best_in_doc.get(key)):
+                    found.best_in_doc[key] = chunk
     if elsewhere is not None:
-        live |= elsewhere.live & label_ids
+        wants.live |= elsewhere.live & wants.label_ids
         for sha, chunk in elsewhere.best.items():
-            if sha in wanted and _better(chunk, best_any.get(sha)):
-                best_any[sha] = chunk
+            if sha in wanted and _better(chunk, found.best_any.get(sha)):
+                found.best_any[sha] = chunk
+    return found
 
+
+def _settle_by_hash(rows: list[Mapping[str, Any]], wants: _Wants, found: _HashPass
+                    ) -> tuple[list[dict[str, Any]], dict[str, LiveChunk], dict[str, list[int]]]:
+    """Every label's finding from the hash pass: VALID, RE_ANCHORABLE, or ORPHANED for now;
+    the chunks findings name; and, by document, the positions of the ORPHANED labels whose
+    text may still be found in their (live) document."""
     findings: list[dict[str, Any]] = []
     named: dict[str, LiveChunk] = {}
     pending: dict[str, list[int]] = {}
-    for position, (row, (sha, mismatch)) in enumerate(zip(rows, shas)):
+    for position, (row, (sha, mismatch)) in enumerate(zip(rows, wants.keys)):
         doc_uri = row["doc_uri"]
         finding: dict[str, Any] = {"query_id": row["query_id"], "doc_uri": doc_uri}
         findings.append(finding)
         chunk = row.get("chunk_id")
         if chunk is None:
-            finding["status"] = "VALID" if doc_uri in documents else "ORPHANED"
+            finding["status"] = "VALID" if doc_uri in found.documents else "ORPHANED"
             continue
         finding["chunk_id"] = chunk
-        if chunk in live:
+        if chunk in wants.live:
             finding["status"] = "VALID"
             continue
         if mismatch:
             # The label contradicts itself; the text a person read is the better witness.
             finding["text_sha_mismatch"] = True
-        target = best_in_doc.get((sha, doc_uri)) or best_any.get(sha) if sha is not None else None
+        target = found.best_in_doc.get((sha, doc_uri)) or found.best_any.get(sha) if sha is not None else None
         if target is not None:
             finding.update(status="RE_ANCHORABLE", reanchor_to=target.chunk_id)
             named[target.chunk_id] = target
@@ -254,41 +296,45 @@ def _classify(rows: list[Mapping[str, Any]], corpus: ChunkSource, progress: Call
                 finding.update(cross_document=True, reanchor_doc_uri=target.doc_uri)
             continue
         finding["status"] = "ORPHANED"
-        if row.get("chunk_text") is not None and doc_uri in documents:
+        if row.get("chunk_text") is not None and doc_uri in found.documents:
             pending.setdefault(doc_uri, []).append(position)
+    return findings, named, pending
 
+
+def _settle_by_text(rows: list[Mapping[str, Any]], corpus: ChunkSource, findings: list[dict[str, Any]],
+                    named: dict[str, LiveChunk], pending: dict[str, list[int]]) -> dict[str, list[LiveChunk]]:
+    """The second pass: the chunks of the pending labels' documents only, each document's text
+    rebuilt once and every pending label's text looked for in it (MERGED, SPLIT, or ORPHANED
+    after all). The chunks of the documents that still hold an ORPHANED label, by document."""
     orphaned: dict[str, list[LiveChunk]] = {}
-    if pending:
-        by_doc: dict[str, list[LiveChunk]] = {doc_uri: [] for doc_uri in pending}
-        for chunk in corpus:
-            if chunk.doc_uri in by_doc:
-                by_doc[chunk.doc_uri].append(chunk)
-        for doc_uri, positions in pending.items():
-            chunks, pieces, spaced = _texts(_in_order(by_doc[doc_uri]))
-            wanted = {position: _comparable(rows[position]["chunk_text"]) for position in positions}
-            rest = positions
-            document = _seamless(chunks, pieces, spaced)  # cheap, when it exists: no need to avoid it
-            if document is None and len(positions) * (sum(map(len, pieces)) + len(pieces)) <= _SCAN_BUDGET:
-                # A text inside one chunk is MERGED with no need of the rebuilt document: a
-                # chunk's span in it holds an occurrence exactly when its piece does. (Past
-                # the budget, the rebuilt document's anchors find texts without scanning.)
-                pieces_of = _Pieces(pieces)
-                rest = [position for position in positions
-                        if not _merged(findings[position], wanted[position], chunks, pieces_of, named)]
-                if not rest:
-                    continue
-            if document is None:
-                document = _rebuild(chunks, pieces)
-            if len(rest) * len(document.text) > _SCAN_BUDGET:
-                document.anchors = _Anchors(document.text)
-                document.look_up([wanted[position] for position in rest])
-            for position in rest:
-                _resolve(findings[position], wanted[position], document, named)
-                if findings[position]["status"] == "ORPHANED":
-                    orphaned[doc_uri] = by_doc[doc_uri]
-
-    fingerprints = frozenset(row["corpus_fingerprint"] for row in rows if row.get("corpus_fingerprint"))
-    return _result(findings, fingerprints, corpus.corpus_fingerprint, named, seen, len(documents)), orphaned
+    by_doc: dict[str, list[LiveChunk]] = {doc_uri: [] for doc_uri in pending}
+    for chunk in corpus:
+        if chunk.doc_uri in by_doc:
+            by_doc[chunk.doc_uri].append(chunk)
+    for doc_uri, positions in pending.items():
+        chunks, pieces, spaced = _texts(_in_order(by_doc[doc_uri]))
+        texts = {position: _comparable(rows[position]["chunk_text"]) for position in positions}
+        rest = positions
+        document = _seamless(chunks, pieces, spaced)  # cheap, when it exists: no need to avoid it
+        if document is None and len(positions) * (sum(map(len, pieces)) + len(pieces)) <= _SCAN_BUDGET:
+            # A text inside one chunk is MERGED with no need of the rebuilt document: a
+            # chunk's span in it holds an occurrence exactly when its piece does. (Past
+            # the budget, the rebuilt document's anchors find texts without scanning.)
+            pieces_of = _Pieces(pieces)
+            rest = [position for position in positions
+                    if not _merged(findings[position], texts[position], chunks, pieces_of, named)]
+            if not rest:
+                continue
+        if document is None:
+            document = _rebuild(chunks, pieces)
+        if len(rest) * len(document.text) > _SCAN_BUDGET:
+            document.anchors = _Anchors(document.text)
+            document.look_up([texts[position] for position in rest])
+        for position in rest:
+            _resolve(findings[position], texts[position], document, named)
+            if findings[position]["status"] == "ORPHANED":
+                orphaned[doc_uri] = by_doc[doc_uri]
+    return orphaned
 
 
 def _result(findings: list[dict[str, Any]], fingerprints: frozenset[str], corpus_fingerprint: str | None,
