@@ -86,24 +86,3 @@ def test_blocks_are_cut_at_newlines(tmp_path):
     assert all(block.endswith(b"\n") for block in blocks)
 
 
-def test_count_lines_counts_the_newlines_before_a_stop(tmp_path):
-    """The line number a forked reader starts from: read a megabyte at a time, so stops
-    within, at and past the first megabyte, and past the end, all count what is there."""
-    data = b"".join(b'{"line": %d}\n' % i + b"x" * (i % 97) + b"\n" for i in range(40_000))
-    assert len(data) > (2 << 20)
-    path = tmp_path / "lines.jsonl"
-    path.write_bytes(data)
-    for stop in (0, 1, 13, (1 << 20) - 1, 1 << 20, (1 << 20) + 1, len(data) - 1, len(data), len(data) + 5):
-        assert files.count_lines(str(path), stop) == data[:stop].count(b"\n"), stop
-
-
-def test_local_sha256_hashes_every_byte(tmp_path):
-    import hashlib
-
-    for size in (0, 1, 1 << 20, (3 << 20) + 7):
-        data = bytes(range(256)) * (size // 256) + b"x\n" * (size % 256)
-        path = tmp_path / f"f{size}"
-        path.write_bytes(data)
-        assert files.local_sha256(str(path)) == (hashlib.sha256(data).hexdigest(), 0)
-        for stop in (1, (1 << 20) - 1, 1 << 20, (2 << 20) + 3, size, size + 9):
-            assert files.local_sha256(str(path), stop)[1] == data[:stop].count(b"\n")

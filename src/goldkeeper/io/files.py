@@ -109,22 +109,14 @@ def decode_utf8(data: bytes, source: str) -> str:
 LINES_BLOCK = 64 << 10
 
 
-def iter_blocks(url: str, size: int = LINES_BLOCK, *, start: int = 0, stop: int | None = None) -> Iterator[bytes]:
-    """The file in blocks of about ``size`` bytes, each ending at a newline (except the last).
-
-    ``start`` and ``stop`` read only bytes [start, stop) of a local file; both must fall on
-    line boundaries (``start`` just after a newline)."""
+def iter_blocks(url: str, size: int = LINES_BLOCK) -> Iterator[bytes]:
+    """The file in blocks of about ``size`` bytes, each ending at a newline (except the last)."""
     with open_read(url) as handle:
-        if start:
-            handle.seek(start)  # type: ignore[attr-defined]
-        remaining = None if stop is None else stop - start
         rest = b""
-        while remaining is None or remaining > 0:
-            data = handle.read(size if remaining is None else min(size, remaining))  # type: ignore[attr-defined]
+        while True:
+            data = handle.read(size)  # type: ignore[attr-defined]
             if not data:
                 break
-            if remaining is not None:
-                remaining -= len(data)
             data = rest + data
             cut = data.rfind(b"\n") + 1
             if cut == 0:
@@ -315,48 +307,3 @@ def write_judgments(url: str, judgments: Iterable[Judgment]) -> None:
     from goldkeeper.core.judgments import dump_judgments
 
     write_bytes_atomic(url, dump_judgments(judgments).encode("utf-8"))
-
-
-def midpoint(path: str, size: int) -> int:
-    """The offset just after the first newline at or after the middle of a local file of
-    ``size`` bytes, or 0 if none: where a file of lines is cut for two processes."""
-    with open(path, "rb") as handle:
-        handle.seek(size // 2)
-        while True:
-            data = handle.read(1 << 16)
-            if not data:
-                return 0
-            index = data.find(b"\n")
-            if index >= 0:
-                return handle.tell() - len(data) + index + 1
-
-
-def _raw_chunks(path: str, stop: int | None = None) -> Iterator[bytes]:
-    """A local file's first ``stop`` bytes (all, when None) read unbuffered a megabyte at a
-    time, with no block cut at a newline: for counting and hashing, where lines do not
-    matter."""
-    with open(path, "rb", buffering=0) as handle:
-        while stop is None or stop > 0:
-            data = handle.read(1 << 20 if stop is None else min(1 << 20, stop))
-            if not data:
-                break
-            if stop is not None:
-                stop -= len(data)
-            yield data
-
-
-def count_lines(path: str, stop: int) -> int:
-    """Newlines in the first ``stop`` bytes of a local file."""
-    return sum(chunk.count(b"\n") for chunk in _raw_chunks(path, stop))
-
-
-def local_sha256(path: str, count_to: int = 0) -> tuple[str, int]:
-    """The sha256 of a local file, as hex, and the newlines in its first ``count_to`` bytes
-    (``count_lines``), in one read."""
-    digest, lines, at = sha256(), 0, 0
-    for chunk in _raw_chunks(path):
-        digest.update(chunk)
-        if at < count_to:
-            lines += chunk.count(b"\n", 0, count_to - at)
-        at += len(chunk)
-    return digest.hexdigest(), lines
