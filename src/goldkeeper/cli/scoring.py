@@ -82,17 +82,6 @@ def bootstrap_spec(intervals: bool, confidence: float, resamples: int, seed: int
     return BootstrapSpec(confidence, resamples, seed)
 
 
-def _query_values(qrels: Any, blocks: Any, ks: list[int], threshold: int) -> Any:
-    """``query_values`` of a run's heads given a block at a time, where the reader read them:
-    each block's keys are freed once scored."""
-    from goldkeeper.core.scoring import RunScorer
-
-    scorer = RunScorer(qrels, ks, threshold)
-    for heads in blocks:
-        scorer.add(heads)
-    return scorer.result()
-
-
 def run_score(*, judgments: str, run: str, k: list[str], threshold: int, gate: list[str], baseline: str | None,
               corpus: str | None, report: str | None, judgments_format: LabelsFormat | None, run_format: str | None,
               now: str | None, intervals: bool, confidence: float, resamples: int, seed: int,
@@ -121,8 +110,7 @@ def run_score(*, judgments: str, run: str, k: list[str], threshold: int, gate: l
             return drift_counts(rows, open_corpus(corpus))
 
     read = read_scoring_inputs(judgments, judgments_format.value if judgments_format else None,
-                               run, run_format, max(ks), on_rows=count_drift,
-                               score_heads=lambda qrels, blocks: _query_values(qrels, blocks, ks, threshold))
+                               run, run_format, ks, threshold, on_rows=count_drift)
     validation, qrels, judgments_sha, found, run_sha = (read.validation, read.qrels, read.judgments_sha,
                                                         read.run, read.run_sha)
     drift_counts_found, corpus_info = read.from_rows if corpus else (None, None)

@@ -18,6 +18,7 @@ from goldkeeper.core import qrels as qrels_format
 from goldkeeper.core.grouped import Qrels, RunHeads, pack_run
 from goldkeeper.core.jsonl import keys_in_text
 from goldkeeper.core.runs import iter_run
+from goldkeeper.core.scoring import QueryValues, RunScorer
 from goldkeeper.core.validation import Validator
 from goldkeeper.errors import InputError, UsageError
 from goldkeeper.io.fastjson import Refused, judgment_blocks, run_lines
@@ -157,8 +158,10 @@ def load_run(url: str, fmt: str | None = None) -> tuple[Iterator[RunEntry], Any]
     if kind == "jsonl":
         lines = Hashed(iter_blocks(url) if data is None else iter([data]))
         return iter_run(_split(lines), source), lines
-    if data is None:
-        data = read_bytes(url)
+    return _trec_run(read_bytes(url) if data is None else data, source)
+
+
+def _trec_run(data: bytes, source: str) -> tuple[Iterator[RunEntry], Any]:
     # A TREC run is read whole (it is grouped and sorted per query) and hashed in one call.
     return iter(qrels_format.parse_trec_run(decode_utf8(data, source), source)), _Digest(data)
 
@@ -178,8 +181,7 @@ def read_run_heads(url: str, fmt: str | None, depth: int) -> tuple[Iterator[RunH
     if _run_kind(url, fmt, data) == "jsonl":
         hashed = Hashed(iter_blocks(url, RUN_BLOCK_BYTES) if data is None else _whole_lines(data, RUN_BLOCK_BYTES))
         return _jsonl_heads(hashed, source, depth), hashed
-    entries, digest = load_run(url, "trec") if data is None else (
-        iter(qrels_format.parse_trec_run(decode_utf8(data, source), source)), _Digest(data))
+    entries, digest = _trec_run(read_bytes(url) if data is None else data, source)
     return iter([pack_run(entries, depth)]), digest
 
 
@@ -224,26 +226,26 @@ def load_run_prefixes(url: str, fmt: str | None, depth: int) -> tuple[RunHeads, 
 
 
 class ScoringInputs(NamedTuple):
-    """What ``score`` reads: the labels checked and grouped, the run (its heads, or what
-    ``score_heads`` made of them), and the sha256 of each file."""
+    """What ``score`` reads: the labels checked and grouped, the run's per-query values, and
+    the sha256 of each file."""
 
     validation: ValidationResult
     qrels: Qrels
     judgments_sha: str
     from_rows: Any
     """What ``on_rows`` gave for every label row, when given; else None."""
-    run: Any
+    run: QueryValues
     run_sha: str
 
 
-def read_scoring_inputs(judgments: str, fmt: str | None, run: str, run_fmt: str | None, depth: int,
-                        *, on_rows: Callable[[list[dict[str, Any]]], Any] | None = None,
-                        score_heads: Callable[[Qrels, Iterator[RunHeads]], Any] | None = None) -> ScoringInputs:
-    """Read, check and group the judgments, then read the run.
+def read_scoring_inputs(judgments: str, fmt: str | None, run: str, run_fmt: str | None, ks: list[int],
+                        threshold: int, *, on_rows: Callable[[list[dict[str, Any]]], Any] | None = None
+                        ) -> ScoringInputs:
+    """Read, check and group the judgments, then read the run and score it at ``ks`` a block
+    at a time, each block's keys let go once scored.
 
     ``on_rows`` (drift counts, for ``--corpus``) gets every label row; without it no row is
-    kept. ``score_heads(qrels, blocks)``, when given, is handed the run's heads a block at a
-    time (a ``RunScorer``), and ``run`` is what it returns; else ``run`` is the heads."""
+    kept."""
     blocks, hashed = read_labels(judgments, fmt)
     qrels, kept = Qrels(), []
     validator = Validator(qrels)
@@ -252,14 +254,11 @@ def read_scoring_inputs(judgments: str, fmt: str | None, run: str, run_fmt: str 
         if on_rows is not None:
             kept.extend(block)
     found = on_rows(kept) if on_rows is not None else None
-    heads, run_hashed = read_run_heads(run, run_fmt, depth)
-    if score_heads is not None:
-        value = score_heads(qrels, heads)
-    else:
-        value = RunHeads(depth)
-        for block in heads:
-            value.extend(block)
-    return ScoringInputs(validator.result(), qrels, hashed.hexdigest(), found, value, run_hashed.hexdigest())
+    heads, run_hashed = read_run_heads(run, run_fmt, max(ks))
+    scorer = RunScorer(qrels, ks, threshold)
+    for block in heads:
+        scorer.add(block)
+    return ScoringInputs(validator.result(), qrels, hashed.hexdigest(), found, scorer.result(), run_hashed.hexdigest())
 
 
 def load_baseline(url: str) -> Report:
