@@ -35,10 +35,10 @@ app = typer.Typer(
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 
+
 class OutputFormat(str, Enum):
     text = "text"
     json = "json"
-
 
 
 class LabelsFormat(str, Enum):
@@ -95,7 +95,6 @@ GATE_HELP = ("A gate, repeatable: recall@5:0.8 (at least), ndcg@10:-0.02 (a drop
              "recall@5:sequential:0.8, coverage:0.95, drift:0.05 (spec/metrics.md).")
 
 
-
 class progress:
     """A rich progress bar on stderr while a long read runs, when stderr is a terminal."""
 
@@ -118,7 +117,6 @@ class progress:
             self.bar.stop()
 
 
-
 def quiet_prefect() -> None:
     """Nothing leaves the machine from goldkeeper's own commands: Prefect's telemetry and the
     server's analytics are off unless the user turned them on explicitly. And a temporary
@@ -127,7 +125,6 @@ def quiet_prefect() -> None:
     os.environ.setdefault("DO_NOT_TRACK", "1")
     os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
     os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "120")
-
 
 
 def parse_cutoffs(values: list[str]) -> list[int]:

@@ -80,7 +80,6 @@ def drift(
     raise typer.Exit(EXIT_FAILED if still_wrong > max_invalid else EXIT_OK)
 
 
-
 @app.command()
 def snapshot(
     chunks: Annotated[str, typer.Argument(help="Chunker output JSONL: {doc_uri, doc_revision, ordinal, text} per line.")],
@@ -163,6 +162,5 @@ def queue_apply(
     sys.stdout.write(f"{applied.replaced} label(s) re-judged, {applied.removed} removed (answered none), "
                      f"{applied.already_applied} answer(s) already applied, {applied.unanswered} item(s) "
                      f"still unanswered; judgments in {out or judgments}\n")
-
 
 

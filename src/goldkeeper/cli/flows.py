@@ -236,4 +236,3 @@ def _demo_rejudgment(root: str, suite: str, outcome: dict[str, Any], example: An
     return {"applied": f"{applied.replaced} label(s) re-judged", "evaluations": evaluations}
 
 
-

@@ -84,7 +84,6 @@ def convert(
     write_bytes_atomic(out or "-", text.encode("utf-8"))
 
 
-
 @app.command()
 def example(
     directory: Annotated[str, typer.Argument(help="Where to write the example files.")] = "goldkeeper-example",
@@ -146,6 +145,5 @@ def id_(
         sys.stdout.write(f"text_sha  {payload['text_sha']}\n")
         if "chunk_id" in payload:
             sys.stdout.write(f"chunk_id  {payload['chunk_id']}\n")
-
 
 

@@ -296,7 +296,6 @@ def eval_(
     raise typer.Exit(EXIT_OK if ok else EXIT_FAILED)
 
 
-
 @app.command()
 def compare(
     judgments: Annotated[str, typer.Option("--judgments", "-j", help="Judgments JSONL, TREC qrels or BEIR TSV.")],
@@ -500,6 +499,5 @@ def calibrate(
         print_certificate(payload)
     ok = payload["coverage"]["certified"] and payload["risk"]["certified"] and not payload["risk"]["degenerate"]
     raise typer.Exit(EXIT_OK if ok else EXIT_FAILED)
-
 
 

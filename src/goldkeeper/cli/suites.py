@@ -186,7 +186,6 @@ def suite_show(
         sys.stdout.write(_suite_text(config, current_judgments_url(root, suite)))
 
 
-
 @app.command()
 def history(
     suite: Annotated[str, typer.Argument(help="The suite whose evaluations to show.")],
@@ -224,6 +223,5 @@ def history(
         chart = trend_chart_svg(suite, points, metrics, gate_thresholds(gates))
         write_bytes_atomic(html, suite_page(suite, points, metrics, document, chart, summary).encode("utf-8"))
         sys.stderr.write(f"the suite's page: file://{os.path.abspath(html)}\n")
-
 
 

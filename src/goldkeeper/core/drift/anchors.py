@@ -11,7 +11,6 @@ if TYPE_CHECKING:
     pass
 
 
-
 _ANCHOR_K = 16  # characters per shingle
 _ANCHOR_EVERY = 32  # about one position in this many is an anchor
 

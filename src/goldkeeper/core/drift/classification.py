@@ -22,7 +22,6 @@ if TYPE_CHECKING:
 _SCAN_BUDGET = 1 << 25  # characters str.find may scan per document before anchors pay off
 
 
-
 @dataclass
 class DriftResult:
     findings: list[dict[str, Any]]

@@ -13,7 +13,6 @@ if TYPE_CHECKING:
     from goldkeeper.models.judgment import Judgment
 
 
-
 def fix(judgments: Iterable[Judgment], result: DriftResult) -> tuple[list[Judgment], int]:
     """Re-anchor RE_ANCHORABLE and MERGED labels; leave every other label exactly as it was.
 

@@ -18,7 +18,6 @@ if TYPE_CHECKING:
     from goldkeeper.models.judgment import Judgment
 
 
-
 _WORD = re.compile(r"\w+")
 _POSTINGS_BUDGET = 4096
 #: Documents of at most this many chunks are scored chunk by chunk, without postings.

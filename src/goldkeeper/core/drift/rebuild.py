@@ -18,7 +18,6 @@ if TYPE_CHECKING:
     pass
 
 
-
 _OVERLAP_WINDOW = 4096
 _SURE_OVERLAP = 8  # shorter overlaps between neighbours count only on word boundaries
 

@@ -15,7 +15,6 @@ if TYPE_CHECKING:
     pass
 
 
-
 def snapshot_rows(
     chunks: Iterable[Any], chunker_fingerprint: str, source: str = "chunks", *, numbered: bool = False,
 ) -> Iterator[dict[str, Any]]:
