@@ -127,7 +127,7 @@ def _multinomial_means(column: np.ndarray, resamples: int, seed: int) -> np.ndar
 
 def bca_intervals(values: np.ndarray, spec: BootstrapSpec = BootstrapSpec()) -> list[Interval]:
     """BCa intervals for the mean of every column of ``values`` (n queries x m metrics)."""
-    from scipy.special import ndtr, ndtri
+    from scipy.special import ndtri
 
     _check_confidence(spec.confidence)
     values = np.asarray(values, dtype=np.float64)
@@ -172,10 +172,7 @@ def bca_intervals(values: np.ndarray, spec: BootstrapSpec = BootstrapSpec()) -> 
         if degenerate[j]:
             out.append(Interval(float(values[0, j]), float(values[0, j]), "bca", note))
             continue
-        bounds = []
-        for z_alpha in (ndtri(alpha), ndtri(1 - alpha)):
-            shifted = z0[j] + z_alpha
-            bounds.append(float(ndtr(z0[j] + shifted / (1 - accel[j] * shifted))))
+        bounds = _bca_levels(z0[j], accel[j], alpha)
         if not all(math.isfinite(b) for b in bounds):
             # Every resample on one side of the estimate: the percentiles are the edges.
             bounds = [0.0 if math.isnan(b) else b for b in bounds]
@@ -185,13 +182,16 @@ def bca_intervals(values: np.ndarray, spec: BootstrapSpec = BootstrapSpec()) -> 
 
 
 def _bca_levels(z0: float, accel: float, alpha: float) -> list[float]:
-    """BCa's adjusted levels of the bootstrap distribution for the two bounds."""
+    """BCa's adjusted levels of the bootstrap distribution for the two bounds (numpy's float
+    arithmetic, so an infinite bias correction gives a level, not an exception)."""
     from scipy.special import ndtr, ndtri
 
+    z0, accel = np.float64(z0), np.float64(accel)
     levels = []
-    for z_alpha in (ndtri(alpha), ndtri(1 - alpha)):
-        shifted = z0 + z_alpha
-        levels.append(float(ndtr(z0 + shifted / (1 - accel * shifted))))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        for z_alpha in (ndtri(alpha), ndtri(1 - alpha)):
+            shifted = z0 + z_alpha
+            levels.append(float(ndtr(z0 + shifted / (1 - accel * shifted))))
     return levels
 
 
