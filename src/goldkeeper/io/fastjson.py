@@ -3,10 +3,11 @@
 
 msgspec decodes straight into typed values and checks them in the same pass, several times
 faster than pydantic-core. core stays on pydantic (its dependencies are fixed), so these are
-only a first attempt: anything they refuse, or whose keys do not add up (extra keys are
-dropped here), goes to core's readers, which keep extras and word errors. So what is
-accepted, and every message, is core's. Drift, score and validate read their labels this
-way, and none of them needs pydantic's import for it.
+only a first attempt: core counts a block's keys against its text (a key named twice), asks
+again with extras kept when the lines hold keys of their own, and reads anything refused
+line by line, which words the error. So what is accepted, and every message, is core's.
+Drift, score and validate read their labels this way, and none of them needs pydantic's
+import for it.
 """
 
 from __future__ import annotations
