@@ -158,8 +158,8 @@ def score(
     now: Annotated[Optional[str], typer.Option("--now", help="Report time (ISO 8601); else SOURCE_DATE_EPOCH; else now.")] = None,
     intervals: Annotated[bool, typer.Option("--intervals/--no-intervals", help="A confidence interval on every metric.")] = True,
     confidence: Annotated[float, typer.Option("--confidence", help="Interval confidence level.")] = 0.95,
-    resamples: Annotated[int, typer.Option("--resamples", help="Bootstrap resamples for graded metrics.")] = 10_000,
-    seed: Annotated[int, typer.Option("--seed", help="Bootstrap seed.")] = 0,
+    resamples: Annotated[int, typer.Option("--resamples", help="Bootstrap resamples for graded metrics under 500 queries (from 500 the distribution is computed).")] = 10_000,
+    seed: Annotated[int, typer.Option("--seed", help="Bootstrap seed (under 500 queries).")] = 0,
     output: Annotated[ReportFormat, typer.Option("--format", help="text, json or markdown.")] = ReportFormat.text,
 ) -> None:
     """Score a run against judgments and decide the gates. Exit 0 PASS, 1 FAIL or INDETERMINATE."""
