@@ -41,12 +41,9 @@ def cli():
 
 @pytest.fixture(scope="session")
 def trec_eval_dir() -> Path:
-    """trec_eval's own test collection, shipped in shared/ beside the repository."""
-    for base in (REPO.parent / "shared", REPO.parent.parent / "shared"):
-        candidate = base / "data" / "trec_eval"
-        if (candidate / "qrels.test").is_file():
-            return candidate
-    pytest.fail("shared/data/trec_eval not found beside the repository")
+    """trec_eval's own test collection (tests/data/trec_eval, NIST's files unmodified; its README
+    says where they come from), so a fresh clone needs nothing beside it."""
+    return REPO / "tests" / "data" / "trec_eval"
 
 
 # Real TREC data, fetched from PyPI at test time and never committed ------------------------

@@ -2,7 +2,7 @@
 
 External truths: pytrec-eval-terrier (trec_eval's C code) on the Robust04 qrels and a
 BM25+RM3 run from the capreolus 0.2.6 wheel, fetched from PyPI with a pinned sha256; and
-trec_eval's own expected outputs for its test collection (shared/data/trec_eval).
+trec_eval's own expected outputs for its test collection (tests/data/trec_eval).
 """
 
 from __future__ import annotations
