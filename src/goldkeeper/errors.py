@@ -21,6 +21,7 @@ outcome becomes one:
 
 from __future__ import annotations
 
+import errno
 import os
 import sys
 from collections.abc import Callable
@@ -28,7 +29,7 @@ from typing import NoReturn
 
 __all__ = ["EXIT_FAILED", "EXIT_INTERNAL", "EXIT_OK", "EXIT_USAGE", "GoldkeeperError", "InputError", "MissingError",
            "StorageError", "UsageError", "compressed_input", "describe_value", "exit_with", "fail", "guarded",
-           "interrupted", "is_file_name"]
+           "interrupted", "is_file_name", "os_refusal"]
 
 EXIT_OK = 0
 EXIT_FAILED = 1
@@ -211,12 +212,37 @@ def guarded(command: Callable[[], int | None]) -> NoReturn:
         exit_with(EXIT_OK)
     except KeyboardInterrupt:
         interrupted()
+    except OSError as error:
+        # The machine refused a file (missing, a folder where a file is due, denied, a full
+        # disk): the user's to fix, said as any Unix tool says it. Others are goldkeeper's.
+        message = os_refusal(error)
+        if message is None or os.environ.get("GOLDKEEPER_DEBUG"):
+            _internal(error)
+        fail(f"error: {message}", EXIT_USAGE)
     except Exception as error:  # the last line of defence, exit 3
-        if os.environ.get("GOLDKEEPER_DEBUG"):
-            raise
-        fail(
-            f"internal error: {type(error).__name__}: {error} "
-            "(a goldkeeper bug; set GOLDKEEPER_DEBUG=1 for the traceback)",
-            EXIT_INTERNAL,
-        )
+        _internal(error)
     exit_with(code)
+
+
+def _internal(error: BaseException) -> NoReturn:
+    if os.environ.get("GOLDKEEPER_DEBUG"):
+        raise error
+    fail(
+        f"internal error: {type(error).__name__}: {error} "
+        "(a goldkeeper bug; set GOLDKEEPER_DEBUG=1 for the traceback)",
+        EXIT_INTERNAL,
+    )
+
+
+#: What the machine says that is about the user's files and disks, not a goldkeeper bug.
+_USER_ERRNOS = frozenset({errno.ENOENT, errno.EISDIR, errno.ENOTDIR, errno.EACCES, errno.EPERM, errno.EEXIST,
+                          errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.ENAMETOOLONG, errno.ELOOP,
+                          errno.ENOTEMPTY, errno.EXDEV})
+
+
+def os_refusal(error: OSError) -> str | None:
+    """``<file>: <reason>`` for an OS error about the user's files or disks; None otherwise."""
+    if error.errno not in _USER_ERRNOS:
+        return None
+    reason = (error.strerror or str(error)).lower()
+    return f"{error.filename}: {reason}" if error.filename is not None else reason

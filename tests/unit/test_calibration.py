@@ -167,4 +167,4 @@ def test_the_cli_certifies_from_a_trec_run_and_refuses_a_run_without_scores(tmp_
     refused = run_cli("calibrate", "-j", str(judgments), "-r", str(no_scores))
     assert refused.code == 2 and "scores: calibration needs the retriever's scores" in refused.stderr
     bad = run_cli("calibrate", "-j", str(judgments), "-r", str(run), "--alpha", "1.5")
-    assert bad.code == 2 and "alpha must be in (0, 1)" in bad.stderr
+    assert bad.code == 2 and "'--alpha': must be between 0 and 1, exclusive, got 1.5" in bad.stderr

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import gc
 import json
+import math
 import os
 import sys
 from enum import Enum
@@ -23,7 +24,8 @@ from goldkeeper._version import __version__
 from goldkeeper.errors import EXIT_OK, EXIT_USAGE, UsageError, exit_with, fail, guarded, interrupted
 
 __all__ = ["GATE_HELP", "THRESHOLD_HELP", "FormatOption", "LabelsFormat", "OutputFormat", "ReportFormat", "app",
-           "emit_json", "main", "parse_cutoffs", "progress", "quiet_prefect"]
+           "emit_json", "finite", "main", "parse_cutoffs", "positive", "probability", "progress", "quiet_prefect",
+           "share"]
 
 app = typer.Typer(
     name="goldkeeper",
@@ -89,6 +91,27 @@ def emit_json(payload: Any, *, large: bool = False) -> None:
     sys.stdout.write(json.dumps(payload, ensure_ascii=False, indent=2) + "\n")
 
 
+def _number_check(test: Any, wanted: str) -> Any:
+    """An option callback refusing a number outside ``test`` (NaN and infinities always: no
+    comparison refuses NaN by itself, so every range is checked here, in one place)."""
+
+    def check(value: float | None) -> float | None:
+        if value is not None and not (math.isfinite(value) and test(value)):
+            raise typer.BadParameter(f"must be {wanted}, got {value}")
+        return value
+
+    return check
+
+
+#: Option callbacks for numbers: a level or rate strictly between 0 and 1 (alpha, confidence,
+#: power, delta); a share from 0 to 1 (tolerated failures); a positive amount (an sd, a
+#: temperature, seconds); any finite number.
+probability = _number_check(lambda v: 0 < v < 1, "between 0 and 1, exclusive")
+share = _number_check(lambda v: 0 <= v <= 1, "from 0 to 1")
+positive = _number_check(lambda v: v > 0, "a finite number above 0")
+finite = _number_check(lambda v: True, "a finite number")
+
+
 THRESHOLD_HELP = "Lowest grade that counts as relevant."
 GATE_HELP = ("A gate, repeatable: recall@5:0.8 (at least), ndcg@10:-0.02 (a drop from --baseline of at "
              "most 0.02), worst-stratum:recall@5:0.5, recall@5:ci-lower:0.6, ndcg@10:regression, "
@@ -128,12 +151,15 @@ def quiet_prefect() -> None:
 
 
 def parse_cutoffs(values: list[str]) -> list[int]:
+    from goldkeeper.core.metric_ids import MAX_CUTOFF
+
     ks: list[int] = []
     for value in values:
         for part in value.split(","):
             part = part.strip()
-            if not part.isdigit() or int(part) < 1:
-                raise UsageError(f"-k: every cutoff must be a positive integer, got '{part}'")
+            # isdigit alone takes '²' and other digits int() refuses
+            if not (part.isascii() and part.isdigit()) or not 1 <= int(part) <= MAX_CUTOFF:
+                raise UsageError(f"-k: every cutoff must be a whole number from 1 to {MAX_CUTOFF:,}, got '{part}'")
             ks.append(int(part))
     return list(dict.fromkeys(ks))
 
@@ -153,7 +179,20 @@ def main(argv: list[str] | None = None) -> NoReturn:
             app(args=["--help"], prog_name="goldkeeper", standalone_mode=False)
         finally:
             exit_with(EXIT_USAGE)
-    guarded(lambda: _through_typer(args))
+    guarded(lambda: _through_typer(_utf8(args)))
+
+
+def _utf8(args: list[str]) -> list[str]:
+    """The arguments, each checked to be UTF-8: Python hands undecodable bytes on as lone
+    surrogates, which nothing goldkeeper writes (JSON, reports, ids) could hold."""
+    for position, arg in enumerate(args, start=1):
+        try:
+            arg.encode("utf-8")
+        except UnicodeEncodeError as error:
+            bad = arg[error.start].encode("utf-8", "surrogateescape")
+            raise UsageError(f"argument {position} is not valid UTF-8 (byte 0x{bad[0]:02X} at character "
+                             f"{error.start + 1}); goldkeeper reads UTF-8 arguments") from None
+    return args
 
 
 #: What typer returns for an interrupt inside a command (``typer.core``: ``Exit(130)``); no

@@ -9,7 +9,7 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-from goldkeeper.cli.app import FormatOption, OutputFormat, app, emit_json, progress
+from goldkeeper.cli.app import FormatOption, OutputFormat, app, emit_json, progress, share
 from goldkeeper.errors import EXIT_FAILED, EXIT_OK, UsageError
 from goldkeeper.io.files import source_name
 
@@ -22,7 +22,7 @@ def drift(
     out: Annotated[Optional[str], typer.Option("--out", "-o", help="With --fix: write the fixed judgments here, not in place.")] = None,
     in_place: Annotated[bool, typer.Option("--in-place", help="Same as --fix without --out: rewrite --judgments.")] = False,
     queue: Annotated[Optional[str], typer.Option("--queue", help="Write the labels a person must look at, with candidates, here (JSONL).")] = None,
-    max_invalid: Annotated[float, typer.Option("--max-invalid", help="Exit 0 while the share of labels still wrong is at most this.")] = 0.0,
+    max_invalid: Annotated[float, typer.Option("--max-invalid", callback=share, help="Exit 0 while the share of labels still wrong is at most this.")] = 0.0,
     output: FormatOption = OutputFormat.text,
 ) -> None:
     """Classify every label against a live corpus; --fix re-anchors the recoverable ones.
@@ -88,7 +88,7 @@ def snapshot(
     corpus_fingerprint: Annotated[Optional[str], typer.Option(
         "--corpus-fingerprint", help="The corpus and chunker state, as labels made against it name it.")] = None,
     sharded: Annotated[bool, typer.Option("--sharded", help="Write manifest.json plus gzip JSONL shards, streaming.")] = False,
-    shard_chunks: Annotated[int, typer.Option("--shard-chunks", help="Chunks per shard (with --sharded).")] = 100_000,
+    shard_chunks: Annotated[int, typer.Option("--shard-chunks", min=1, help="Chunks per shard (with --sharded).")] = 100_000,
     gzip: Annotated[bool, typer.Option("--gzip/--no-gzip", help="Compress shards (with --sharded).")] = True,
 ) -> None:
     """Build a corpus snapshot from chunker output, computing every id: one corpus.json, or

@@ -20,8 +20,12 @@ from goldkeeper.cli.app import (
     ReportFormat,
     app,
     emit_json,
+    finite,
     parse_cutoffs,
+    positive,
+    probability,
     progress,
+    share,
 )
 from goldkeeper.errors import EXIT_FAILED, EXIT_OK, UsageError
 from goldkeeper.io.files import source_name
@@ -40,9 +44,12 @@ def report_time(now: str | None) -> str:
             moment = moment.replace(tzinfo=timezone.utc)
     elif os.environ.get("SOURCE_DATE_EPOCH"):
         raw = os.environ["SOURCE_DATE_EPOCH"]
-        if not raw.isdigit():
-            raise UsageError(f"SOURCE_DATE_EPOCH: must be whole seconds since 1970, got '{raw}'")
-        moment = datetime.fromtimestamp(int(raw), tz=timezone.utc)
+        try:
+            if not (raw.isascii() and raw.isdigit()):
+                raise ValueError
+            moment = datetime.fromtimestamp(int(raw), tz=timezone.utc)
+        except (ValueError, OverflowError, OSError):  # not a number, or past the year 9999
+            raise UsageError(f"SOURCE_DATE_EPOCH: must be whole seconds since 1970, up to the year 9999, got '{raw}'") from None
     else:
         moment = datetime.now(timezone.utc)
     return moment.astimezone(timezone.utc).isoformat().replace("+00:00", "Z")
@@ -157,9 +164,9 @@ def score(
     run_format: Annotated[Optional[str], typer.Option("--run-format", help="jsonl or trec; guessed if omitted.")] = None,
     now: Annotated[Optional[str], typer.Option("--now", help="Report time (ISO 8601); else SOURCE_DATE_EPOCH; else now.")] = None,
     intervals: Annotated[bool, typer.Option("--intervals/--no-intervals", help="A confidence interval on every metric.")] = True,
-    confidence: Annotated[float, typer.Option("--confidence", help="Interval confidence level.")] = 0.95,
-    resamples: Annotated[int, typer.Option("--resamples", help="Bootstrap resamples for graded metrics under 500 queries (from 500 the distribution is computed).")] = 10_000,
-    seed: Annotated[int, typer.Option("--seed", help="Bootstrap seed (under 500 queries).")] = 0,
+    confidence: Annotated[float, typer.Option("--confidence", callback=probability, help="Interval confidence level.")] = 0.95,
+    resamples: Annotated[int, typer.Option("--resamples", min=1, help="Bootstrap resamples for graded metrics under 500 queries (from 500 the distribution is computed).")] = 10_000,
+    seed: Annotated[int, typer.Option("--seed", min=0, help="Bootstrap seed (under 500 queries).")] = 0,
     output: Annotated[ReportFormat, typer.Option("--format", help="text, json or markdown.")] = ReportFormat.text,
 ) -> None:
     """Score a run against judgments and decide the gates. Exit 0 PASS, 1 FAIL or INDETERMINATE."""
@@ -188,12 +195,12 @@ def eval_(
     run_file: Annotated[list[str], typer.Option("--run-file", help="A TREC run or run JSONL; several are several systems.")] = [],  # noqa: B006
     python_target: Annotated[Optional[str], typer.Option("--python", help="module:function returning ranked ids.")] = None,
     modes: Annotated[Optional[str], typer.Option("--modes", help="Comma-separated modes, one run each ({mode}); the first is the baseline.")] = None,
-    concurrency: Annotated[int, typer.Option("--concurrency", help="Calls in flight.")] = 16,
-    timeout: Annotated[float, typer.Option("--timeout", help="Seconds per call.")] = 10.0,
-    retries: Annotated[int, typer.Option("--retries", help="Retries of a transient failure, with backoff.")] = 3,
-    rate: Annotated[Optional[float], typer.Option("--rate", help="At most this many calls per second.")] = None,
+    concurrency: Annotated[int, typer.Option("--concurrency", min=1, help="Calls in flight.")] = 16,
+    timeout: Annotated[float, typer.Option("--timeout", callback=positive, help="Seconds per call.")] = 10.0,
+    retries: Annotated[int, typer.Option("--retries", min=0, help="Retries of a transient failure, with backoff.")] = 3,
+    rate: Annotated[Optional[float], typer.Option("--rate", callback=positive, help="At most this many calls per second.")] = None,
     cache: Annotated[Optional[str], typer.Option("--cache", help="Result cache (JSONL); a rerun resumes from it. Default OUT/cache.jsonl.")] = None,
-    max_errors: Annotated[float, typer.Option("--max-errors", help="Share of queries allowed to fail before the verdict fails.")] = 0.0,
+    max_errors: Annotated[float, typer.Option("--max-errors", callback=share, help="Share of queries allowed to fail before the verdict fails.")] = 0.0,
     out: Annotated[str, typer.Option("--out", "-o", help="Directory for the runs, errors and reports.")] = "goldkeeper-eval",
     k: Annotated[list[str], typer.Option("-k", "--k", help="Cutoffs, e.g. 5,10 (default 10).")] = [],  # noqa: B006
     threshold: Annotated[int, typer.Option("--threshold", help=THRESHOLD_HELP)] = 1,
@@ -218,10 +225,11 @@ def eval_(
     from goldkeeper.io.retrieval import judged_queries, retrieve_run
     from goldkeeper.io.retrievers import make_retriever
 
-    if concurrency < 1 or retries < 0 or timeout <= 0 or (rate is not None and rate <= 0):
-        raise UsageError("--concurrency >= 1, --retries >= 0, --timeout > 0 and --rate > 0, please")
-    if not 0 <= max_errors <= 1:
-        raise UsageError(f"--max-errors: a share from 0 to 1, got {max_errors}")
+    if os.path.exists(out) and not os.path.isdir(out):
+        raise UsageError(f"--out: names a folder for the runs, errors and reports, and {out} is a file")
+    cache = cache or os.path.join(out, "cache.jsonl")
+    if os.path.isdir(cache):
+        raise UsageError(f"--cache: names a file (JSONL), and {cache} is a folder")
     gates, ks = gates_and_cutoffs(gate, k)
     config = {"backend": backend.value, "url_template": url_template, "method": method,
               "body_template": body_template, "results_path": results_path, "id_field": id_field,
@@ -253,7 +261,7 @@ def eval_(
     for name, retriever, mode in systems:
         with progress(f"retrieving {name}", len(texts)) as advance:
             got = retrieve_run(retriever, name, texts, max(ks), mode, concurrency=concurrency, retries=retries,
-                               rate=rate, cache=cache or os.path.join(out, "cache.jsonl"), progress=advance)
+                               rate=rate, cache=cache, progress=advance)
         slug = "".join(c if c.isalnum() or c in "-_." else "-" for c in os.path.basename(name)) or "run"
         run_path = os.path.join(out, f"run-{slug}.jsonl")
         write_bytes_atomic(run_path, got.run_bytes)
@@ -303,9 +311,9 @@ def compare(
     k: Annotated[list[str], typer.Option("-k", "--k", help="Cutoffs, e.g. 5,10 (default 10).")] = [],  # noqa: B006
     metric: Annotated[list[str], typer.Option("--metric", "-m", help="Metric ids to compare (default all).")] = [],  # noqa: B006
     threshold: Annotated[int, typer.Option("--threshold", help=THRESHOLD_HELP)] = 1,
-    alpha: Annotated[float, typer.Option("--alpha", help="Family-wise error rate per metric.")] = 0.05,
-    resamples: Annotated[int, typer.Option("--resamples", help="Monte Carlo sign flips beyond 20 differing pairs.")] = 10_000,
-    seed: Annotated[int, typer.Option("--seed", help="Seed of the Monte Carlo sign flips.")] = 0,
+    alpha: Annotated[float, typer.Option("--alpha", callback=probability, help="Family-wise error rate per metric.")] = 0.05,
+    resamples: Annotated[int, typer.Option("--resamples", min=1, help="Monte Carlo sign flips beyond 20 differing pairs.")] = 10_000,
+    seed: Annotated[int, typer.Option("--seed", min=0, help="Seed of the Monte Carlo sign flips.")] = 0,
     output: Annotated[ReportFormat, typer.Option("--format", help="text, json or markdown.")] = ReportFormat.text,
 ) -> None:
     """Paired comparison of runs against the first: better, worse, no difference, or unresolvable."""
@@ -361,10 +369,10 @@ def power(
     judgments: Annotated[str, typer.Option("--judgments", "-j", help="Judgments JSONL, TREC qrels or BEIR TSV.")],
     run: Annotated[list[str], typer.Option("--run", "-r", help="Baseline then candidate; omit both to assume a spread.")] = [],  # noqa: B006
     metric: Annotated[str, typer.Option("--metric", "-m", help="Metric id.")] = "recall@10",
-    target: Annotated[Optional[float], typer.Option("--target", help="An effect to size the query set for.")] = None,
-    sd: Annotated[float, typer.Option("--sd", help="Assumed sd of per-query differences when no run is given.")] = 0.5,
-    alpha: Annotated[float, typer.Option("--alpha", help="Two-sided significance level.")] = 0.05,
-    power_: Annotated[float, typer.Option("--power", help="Wanted power.")] = 0.8,
+    target: Annotated[Optional[float], typer.Option("--target", callback=finite, help="An effect to size the query set for.")] = None,
+    sd: Annotated[float, typer.Option("--sd", callback=positive, help="Assumed sd of per-query differences when no run is given.")] = 0.5,
+    alpha: Annotated[float, typer.Option("--alpha", callback=probability, help="Two-sided significance level.")] = 0.05,
+    power_: Annotated[float, typer.Option("--power", callback=probability, help="Wanted power.")] = 0.8,
     threshold: Annotated[int, typer.Option("--threshold", help=THRESHOLD_HELP)] = 1,
     output: FormatOption = OutputFormat.text,
 ) -> None:
@@ -405,12 +413,12 @@ def power(
 
 @app.command()
 def audit(
-    n: Annotated[int, typer.Option("-n", help="Number of queries the figure was computed on.")],
+    n: Annotated[int, typer.Option("-n", min=1, help="Number of queries the figure was computed on.")],
     value: Annotated[float, typer.Option("-v", "--value", help="The reported mean, from 0 to 1.")],
     metric: Annotated[str, typer.Option("-m", "--metric", help="Metric id, e.g. recall@5.")] = "recall@5",
     baseline: Annotated[Optional[float], typer.Option("-b", "--baseline", help="The baseline it claims to beat.")] = None,
-    confidence: Annotated[float, typer.Option("--confidence", help="Interval confidence level.")] = 0.95,
-    alpha: Annotated[float, typer.Option("--alpha", help="Significance level of the lift test.")] = 0.05,
+    confidence: Annotated[float, typer.Option("--confidence", callback=probability, help="Interval confidence level.")] = 0.95,
+    alpha: Annotated[float, typer.Option("--alpha", callback=probability, help="Significance level of the lift test.")] = 0.05,
     output: FormatOption = OutputFormat.text,
 ) -> None:
     """Audit a published figure: its interval, and whether a claimed lift could be significant.
@@ -459,14 +467,14 @@ def agreement(
 def calibrate(
     judgments: Annotated[str, typer.Option("--judgments", "-j", help="Judgments JSONL, TREC qrels or BEIR TSV.")],
     run: Annotated[str, typer.Option("--run", "-r", help="A run with the retriever's scores (TREC run, or run JSONL with scores).")],
-    alpha: Annotated[float, typer.Option("--alpha", help="Coverage: a relevant passage in the set with probability >= 1 - alpha.")] = 0.10,
-    risk_alpha: Annotated[float, typer.Option("--risk-alpha", help="Risk: answering without a relevant passage at most this often...")] = 0.05,
-    delta: Annotated[float, typer.Option("--delta", help="...with probability >= 1 - delta over the calibration draw.")] = 0.05,
+    alpha: Annotated[float, typer.Option("--alpha", callback=probability, help="Coverage: a relevant passage in the set with probability >= 1 - alpha.")] = 0.10,
+    risk_alpha: Annotated[float, typer.Option("--risk-alpha", callback=probability, help="Risk: answering without a relevant passage at most this often...")] = 0.05,
+    delta: Annotated[float, typer.Option("--delta", callback=probability, help="...with probability >= 1 - delta over the calibration draw.")] = 0.05,
     splits: Annotated[str, typer.Option("--splits", help="Temperature, calibration and evaluation fractions.")] = "0.25,0.5,0.25",
-    temperature: Annotated[Optional[float], typer.Option("--temperature", help="Fix the softmax temperature instead of choosing it on the first split.")] = None,
-    max_k: Annotated[Optional[int], typer.Option("--max-k", help="A hard cap on passages (reported when it binds).")] = None,
+    temperature: Annotated[Optional[float], typer.Option("--temperature", callback=positive, help="Fix the softmax temperature instead of choosing it on the first split.")] = None,
+    max_k: Annotated[Optional[int], typer.Option("--max-k", min=1, help="A hard cap on passages (reported when it binds).")] = None,
     threshold: Annotated[int, typer.Option("--threshold", help="Lowest relevance that counts as relevant.")] = 1,
-    seed: Annotated[int, typer.Option("--seed", help="Seed of the split.")] = 0,
+    seed: Annotated[int, typer.Option("--seed", min=0, help="Seed of the split.")] = 0,
     output: FormatOption = OutputFormat.text,
 ) -> None:
     """Certify how many passages to send an LLM (conformal) and when to abstain (risk control).

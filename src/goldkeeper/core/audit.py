@@ -44,6 +44,9 @@ def audit(n: int, metric: str, value: float, baseline: float | None = None,
           confidence: float = 0.95, alpha: float = 0.05) -> dict[str, Any]:
     if n < 1:
         raise ValueError(f"audit: n must be at least 1, got {n}")
+    for what, level in (("confidence", confidence), ("alpha", alpha)):
+        if not 0 < level < 1:  # NaN fails too
+            raise ValueError(f"audit: {what} must be between 0 and 1, exclusive, got {level}")
     for what, number in (("value", value), ("baseline", baseline)):
         if number is not None and not 0 <= number <= 1:
             raise ValueError(f"audit: {what} must be from 0 to 1, got {number}")

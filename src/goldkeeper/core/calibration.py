@@ -243,6 +243,8 @@ def calibrate(
     for name, value in (("alpha", alpha), ("risk_alpha", risk_alpha), ("delta", delta)):
         if not 0 < value < 1:
             raise ValueError(f"{name} must be in (0, 1), got {value}")
+    if temperature is not None and not (math.isfinite(temperature) and temperature > 0):
+        raise ValueError(f"temperature must be a finite number above 0, got {temperature}")
     if len(fractions) != 3 or any(f <= 0 for f in fractions) or abs(sum(fractions) - 1) > 1e-9:
         raise ValueError(f"the three split fractions must be positive and sum to 1, got {fractions}")
     scored = [q for q in queries if q.scores]

@@ -18,7 +18,24 @@ from typing import Any
 
 from goldkeeper.errors import InputError, compressed_input, describe_value
 
-__all__ = ["decode_jsonl", "keys_in_text", "keys_in_value", "refuse_line", "split_lines"]
+__all__ = ["MAX_DEPTH", "decode_jsonl", "keys_in_text", "keys_in_value", "nests_deeply", "refuse_line", "split_lines"]
+
+#: How deep goldkeeper reads JSON: arrays and objects nested at most this many levels inside
+#: one another (pydantic-core's limit, which decodes every input that is not on a fast path).
+MAX_DEPTH = 200
+
+
+def nests_deeply(body: bytes, containers_per_line: int) -> bool:
+    """Whether a block of lines might nest deeper than ``MAX_DEPTH``: more brackets and braces
+    than its lines' usual ``containers_per_line`` plus that many (a fast decoder must then
+    leave the block to the line reader, which refuses such a line by the one rule)."""
+    lines = body.count(b"\n") + 1
+    return body.count(b"[") + body.count(b"{") > lines * containers_per_line + MAX_DEPTH
+
+
+def _too_deep(source: str, number: int) -> InputError:
+    return InputError(source, f"arrays or objects nested more than {MAX_DEPTH} levels deep, which goldkeeper does not read",
+                      line=number, field="json")
 
 
 # Every key in JSON text is a closing quote, optional whitespace, then a colon. Counting that
@@ -79,6 +96,8 @@ def _explain(text: str, source: str, number: int) -> Any:
             field="json",
             found=describe_value(text),
         ) from None
+    except RecursionError:
+        raise _too_deep(source, number) from None
     except ValueError as error:  # NaN / Infinity, which JSON does not have
         raise InputError(
             source, f"not valid JSON ({error})", line=number, field="json", found=describe_value(text)
@@ -101,10 +120,13 @@ def _text(raw: bytes | str, source: str, number: int) -> str:
         ) from None
 
 
-def refuse_line(raw: bytes | str, source: str, number: int) -> Any:
-    """Name exactly what is wrong with a line the fast decoder refused; raises."""
+def refuse_line(raw: bytes | str, source: str, number: int, reason: str = "") -> Any:
+    """Name exactly what is wrong with a line the fast decoder refused (``reason``: what
+    pydantic-core said); raises."""
     text = _text(raw, source, number).strip(" \t\n")
     _explain(text, source, number)
+    if "recursion limit" in reason:  # deeper than pydantic-core reads, not as deep as json's limit
+        raise _too_deep(source, number)
     # The standard library accepted what pydantic-core refused: a lone surrogate escape.
     raise InputError(
         source,
@@ -179,8 +201,8 @@ def decode_jsonl(
             )
         try:
             value = from_json(stripped, allow_inf_nan=False, cache_strings="keys")
-        except ValueError:
-            refuse_line(stripped, source, number)
+        except ValueError as error:
+            refuse_line(stripped, source, number, str(error))
         if type(value) is dict:
             # One brace and no bracket: no nested container, so the key count is len.
             flat = stripped.count(b"{" if is_bytes else "{") == 1 and (b"[" if is_bytes else "[") not in stripped  # type: ignore[operator]

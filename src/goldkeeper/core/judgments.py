@@ -20,7 +20,7 @@ import unicodedata
 from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
-from goldkeeper.core.jsonl import decode_jsonl, keys_in_text, keys_in_value, split_lines
+from goldkeeper.core.jsonl import decode_jsonl, keys_in_text, keys_in_value, nests_deeply, split_lines
 from goldkeeper.errors import InputError, describe_value
 from goldkeeper.models.records import JUDGMENT_ROW, MAX_RELEVANCE
 
@@ -33,6 +33,7 @@ if TYPE_CHECKING:
 __all__ = [
     "MAX_RELEVANCE",
     "BlockDecoder",
+    "check_nfc",
     "check_row",
     "dump_judgments",
     "iter_judgment_blocks",
@@ -83,6 +84,13 @@ def check_row(row: Any, source: str, number: int) -> dict[str, Any]:
                 field=name,
                 found=describe_value(value),
             )
+    check_nfc(row, source, number)
+    return row
+
+
+def check_nfc(row: Any, source: str, number: int) -> None:
+    """Refuse a row whose identifiers (query_id, doc_uri, chunk_id) are not in NFC: in any
+    format, since its judgments could not be written back otherwise."""
     for name in _NFC_FIELDS:
         value = row.get(name)
         if value is not None and not value.isascii() and not unicodedata.is_normalized("NFC", value):
@@ -95,7 +103,6 @@ def check_row(row: Any, source: str, number: int) -> dict[str, Any]:
                 field=name,
                 found=f"{describe_value(value)} (NFC would be {describe_value(nfc)})",
             )
-    return row
 
 
 def _refuse_relevance(relevance: Any, source: str, number: int) -> None:
@@ -145,7 +152,7 @@ def _fast_block(body: bytes, at_start: bool, decode: BlockDecoder) -> list[dict[
     the error. Only clean blocks are accepted here, so both paths accept exactly the same
     input.
     """
-    if (at_start and body.startswith(b"\xef\xbb\xbf")) or b"\r" in body:
+    if (at_start and body.startswith(b"\xef\xbb\xbf")) or b"\r" in body or nests_deeply(body, 1):
         return None
     rows = decode(body, False)
     if rows is None or len(rows) != body.count(b"\n") + 1:

@@ -11,7 +11,7 @@ import difflib
 import re
 from typing import NamedTuple
 
-__all__ = ["METRIC_NAMES", "MetricId", "parse_metric_id", "suggest"]
+__all__ = ["MAX_CUTOFF", "METRIC_NAMES", "MetricId", "parse_metric_id", "suggest"]
 
 #: Every metric goldkeeper computes, in report order. Definitions: spec/metrics.md.
 METRIC_NAMES: tuple[str, ...] = (
@@ -23,6 +23,10 @@ METRIC_NAMES: tuple[str, ...] = (
     "map",
     "hit_rate",
 )
+
+#: The deepest cutoff goldkeeper computes. Rankings are read only as deep as the deepest
+#: cutoff, so a cutoff is a promise of memory; a million is deeper than any retriever answers.
+MAX_CUTOFF = 1_000_000
 
 _ID = re.compile(r"([a-z_]+)@([0-9]+)")
 
@@ -56,6 +60,6 @@ def parse_metric_id(text: str) -> MetricId:
             f"metric '{text}': unknown metric '{name}'{suggest(name, METRIC_NAMES)}"
             f" (known: {', '.join(METRIC_NAMES)})"
         )
-    if k < 1:
-        raise ValueError(f"metric '{text}': the cutoff must be at least 1, got {k}")
+    if not 1 <= k <= MAX_CUTOFF:
+        raise ValueError(f"metric '{text}': the cutoff must be from 1 to {MAX_CUTOFF:,}, got {k}")
     return MetricId(name, k)

@@ -55,7 +55,7 @@ def power_analysis(
         sd = math.sqrt(math.fsum((v - mean) ** 2 for v in values) / (n - 1))
         source = "per-query differences of the two runs"
     else:
-        if n is None or n < 2 or sd is None or sd <= 0:
+        if n is None or n < 2 or sd is None or not (math.isfinite(sd) and sd > 0):
             raise ValueError("power: needs differences, or n >= 2 and an sd > 0")
         source = "assumed"
     z = float(ndtri(1 - alpha / 2) + ndtri(power))
@@ -73,7 +73,7 @@ def power_analysis(
     t_mde = float(optimize.brentq(lambda e: _t_power(n, e, sd, alpha) - power, 1e-12, high))
     t: dict[str, Any] = {"mde": t_mde}
     if target is not None:
-        if target <= 0:
+        if not (math.isfinite(target) and target > 0):
             raise ValueError(f"power: the target effect must be positive, got {target}")
         normal["queries_needed"] = math.ceil((z * sd / target) ** 2)
         needed = max(2, normal["queries_needed"])

@@ -15,6 +15,7 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
 from goldkeeper.errors import InputError, describe_value
+from goldkeeper.models.records import MAX_RELEVANCE
 
 if TYPE_CHECKING:
     from goldkeeper.models.judgment import Judgment
@@ -65,14 +66,19 @@ def _grade(raw: str, source: str, number: int, field: str) -> int:
             problem = "must be an integer grade; a fractional grade is refused, not truncated"
         raise InputError(source, problem, line=number, field=field, found=describe_value(raw))
     grade = int(raw)
+    if grade > MAX_RELEVANCE:
+        raise InputError(source, f"a grade is at most {MAX_RELEVANCE} (1024 and above is a unit mistake, not a grade)",
+                         line=number, field=field, found=describe_value(raw))
     # TREC collections use -1 (and lower) for "judged, not relevant" or "in the pool,
     # unjudged"; the judgments schema has no negative grades, so both become 0.
     return max(0, grade)
 
 
-def _label(query_id: str, doc_id: str, grade: int, as_chunk_ids: bool) -> Judgment:
+def _label(query_id: str, doc_id: str, grade: int, as_chunk_ids: bool, source: str, number: int) -> Judgment:
+    from goldkeeper.core.judgments import check_nfc
     from goldkeeper.models.judgment import Judgment
 
+    check_nfc({"query_id": query_id, "doc_uri": doc_id}, source, number)
     return Judgment.model_construct(
         query_id=query_id,
         doc_uri=doc_id,
@@ -95,7 +101,7 @@ def parse_trec_qrels(
         _check_columns(parts, len(parts) == 4,
                        "TREC qrels line has 4 columns: query iteration doc grade", source, number, line)
         query_id, _iteration, doc_id, grade = parts
-        out.append(_label(query_id, doc_id, _grade(grade, source, number, "grade"), as_chunk_ids))
+        out.append(_label(query_id, doc_id, _grade(grade, source, number, "grade"), as_chunk_ids, source, number))
     if not out:
         raise InputError(source, "holds no qrels line", line=1, field="file", found="nothing")
     return out
@@ -127,7 +133,7 @@ def parse_beir_tsv(text: str, source: str = "qrels", *, as_chunk_ids: bool = Fal
                 source, "query-id and corpus-id must not be empty", line=number, field="columns",
                 found=describe_value(line),
             )
-        out.append(_label(query_id, doc_id, _grade(grade, source, number, "score"), as_chunk_ids))
+        out.append(_label(query_id, doc_id, _grade(grade, source, number, "score"), as_chunk_ids, source, number))
     if not out:
         raise InputError(source, "holds no qrels line", line=1, field="file", found="nothing")
     return out

@@ -26,7 +26,7 @@ from goldkeeper.core.grouped import (
     top_keys,
 )
 from goldkeeper.core.judgments import MAX_RELEVANCE
-from goldkeeper.core.metric_ids import METRIC_NAMES, MetricId
+from goldkeeper.core.metric_ids import MAX_CUTOFF, METRIC_NAMES, MetricId
 from goldkeeper.errors import is_file_name
 
 if TYPE_CHECKING:
@@ -123,7 +123,8 @@ def _python_rows(labels_of: list[dict[str, int]], keys: list[str], entry_rows: l
     until written): only those of the rows with a grade in their head. A scored query
     without an entry scores 0.
     """
-    depth = max(ks)
+    # No rank past the longest head, nor past the most labels a query has, is ever looked up.
+    depth = min(max(ks), max(max(lengths, default=0), max(map(len, labels_of), default=0)))
     discount = discounts(depth)
     per_cutoff = [(k, *(columns[MetricId(name, k)] for name in _KERNEL_ORDER)) for k in ks]
     # Each query's ideal ranking is its grades sorted: (|R|, IDCG at each rank, exponential
@@ -283,8 +284,8 @@ class QueryValues:
 
 def _check_settings(k: int | Sequence[int], threshold: int) -> list[int]:
     ks = [k] if isinstance(k, int) else list(dict.fromkeys(k))
-    if not ks or any(isinstance(c, bool) or not isinstance(c, int) or c < 1 for c in ks):
-        raise ValueError(f"k: every cutoff must be a positive integer, got {k!r}")
+    if not ks or any(isinstance(c, bool) or not isinstance(c, int) or not 1 <= c <= MAX_CUTOFF for c in ks):
+        raise ValueError(f"k: every cutoff must be an integer from 1 to {MAX_CUTOFF:,}, got {k!r}")
     if isinstance(threshold, bool) or not isinstance(threshold, int) or threshold < 1:
         raise ValueError(f"threshold: must be an integer >= 1, got {threshold!r}")
     return ks

@@ -52,6 +52,9 @@ def paired_permutation_test(
         raise ValueError(f"paired_permutation_test: a and b must be paired 1-d sequences, got {left.shape} and {right.shape}")
     if not (np.isfinite(left).all() and np.isfinite(right).all()):
         raise ValueError("paired_permutation_test: values must be finite numbers")
+    if isinstance(resamples, bool) or not isinstance(resamples, int) or resamples < 1:
+        # With none, (1 + hits) / (resamples + 1) is 1 whatever the data: an answer, and wrong
+        raise ValueError(f"paired_permutation_test: resamples must be a whole number of at least 1, got {resamples!r}")
     if alternative not in ("two-sided", "greater", "less"):
         raise ValueError(f"paired_permutation_test: alternative must be two-sided, greater or less, got {alternative!r}")
     diffs = right - left

@@ -49,7 +49,7 @@ def judgment_rows(body: bytes, keep_extras: bool = False) -> list[dict[str, Any]
         if not keep_extras:
             return _ROWS.decode_lines(body)  # type: ignore[return-value]
         return [check_row(row, "judgments", 0) for row in _ANY_ROWS.decode_lines(body)]
-    except (msgspec.MsgspecError, InputError):
+    except (msgspec.MsgspecError, InputError, RecursionError):
         return None
 
 
@@ -93,6 +93,6 @@ def run_lines(data: Any, start: int = 0, stop: int | None = None) -> Iterator[Ru
         end = size if end < 0 else end
         try:
             yield decode(view[start:end])  # an empty line too is refused
-        except msgspec.MsgspecError:
+        except (msgspec.MsgspecError, RecursionError):
             raise Refused from None
         start = end + 1

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "decode_utf8",
+    "filesystem",
     "is_local",
     "iter_blocks",
     "iter_lines",
@@ -81,6 +82,21 @@ def open_read(url: str) -> Iterator[object]:
         raise StorageError(url, f"cannot be read: {error}") from None
 
 
+def filesystem(url: str) -> tuple[Any, str]:
+    """fsspec's filesystem and path for a URL; a ``StorageError`` naming the scheme when
+    fsspec knows none for it, or it needs a package that is not installed."""
+    import fsspec
+
+    try:
+        return fsspec.core.url_to_fs(url)
+    except ImportError as error:
+        raise StorageError(url, f"its scheme needs a package that is not installed: {error}") from None
+    except ValueError as error:
+        scheme = url.split("://", 1)[0] if "://" in url else url
+        raise StorageError(url, f"no storage is known for the scheme '{scheme}' ({error}); "
+                                "file paths, memory://, s3://, gs:// and az:// are") from None
+
+
 def iter_lines(url: str) -> Iterator[bytes]:
     """Lines of a file as bytes, newline kept, read in a stream."""
     with open_read(url) as handle:
@@ -133,9 +149,7 @@ def size_of(url: str) -> int:
     try:
         if is_local(url):
             return os.path.getsize(local_path(url))
-        import fsspec
-
-        fs, path = fsspec.core.url_to_fs(url)
+        fs, path = filesystem(url)
         return int(fs.size(path))
     except (OSError, ValueError) as error:
         raise StorageError(url, f"cannot be read: {error}") from None
@@ -228,10 +242,8 @@ def write_bytes_atomic(url: str, data: bytes) -> None:
                 os.unlink(tmp)
             raise StorageError(url, f"cannot be written: {_os_problem(error)}") from None
         return
-    import fsspec
-
+    fs, path = filesystem(url)
     try:
-        fs, path = fsspec.core.url_to_fs(url)
         fs.pipe_file(path, data, **_object_type(url))
     except (OSError, ValueError, ImportError) as error:
         raise StorageError(url, f"cannot be written: {error}") from None
@@ -289,9 +301,7 @@ def remove_quietly(url: str) -> None:
         if is_local(url):
             os.unlink(local_path(url))
             return
-        import fsspec
-
-        fs, path = fsspec.core.url_to_fs(url)
+        fs, path = filesystem(url)
         fs.rm_file(path)
 
 

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from goldkeeper.core import qrels as qrels_format
 from goldkeeper.core.grouped import Qrels, RunHeads, pack_run
-from goldkeeper.core.jsonl import keys_in_text
+from goldkeeper.core.jsonl import keys_in_text, nests_deeply
 from goldkeeper.core.runs import iter_run
 from goldkeeper.core.scoring import QueryValues, RunScorer
 from goldkeeper.core.validation import Validator
@@ -205,6 +205,8 @@ def _jsonl_heads(blocks: Iterable[bytes], source: str, depth: int) -> Iterator[R
 def _common_heads(block: bytes, depth: int) -> RunHeads | None:
     """The heads of a block of run JSONL when msgspec reads every line as a common one and
     no query repeats in it, else None."""
+    if nests_deeply(block, 2):
+        return None
     try:
         heads = pack_run(run_lines(block), depth)
     except Refused:

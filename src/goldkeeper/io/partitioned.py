@@ -53,6 +53,7 @@ from goldkeeper.core.scoring import Qrels, QueryValues, build_qrels, query_value
 from goldkeeper.core.validation import ValidationResult, Validator
 from goldkeeper.errors import UsageError
 from goldkeeper.io.files import (
+    filesystem,
     is_local,
     local_path,
     open_write_atomic,
@@ -383,8 +384,6 @@ def remove_work(work_url: str) -> None:
 
         shutil.rmtree(local_path(work_url), ignore_errors=True)
         return
-    import fsspec
-
-    fs, path = fsspec.core.url_to_fs(work_url)
+    fs, path = filesystem(work_url)
     if fs.exists(path):
         fs.rm(path, recursive=True)

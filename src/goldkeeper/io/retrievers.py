@@ -136,7 +136,11 @@ class HttpRetriever:
         method = method.upper()
         if method not in ("GET", "POST"):
             raise UsageError(f"--method: GET or POST, got {method}")
-        parts = urllib.parse.urlsplit(url_template)
+        try:
+            parts = urllib.parse.urlsplit(url_template)
+            port = parts.port  # a port that is not a number from 0 to 65535 is refused here
+        except ValueError as error:
+            raise UsageError(f"--url-template: {str(error).lower()}, got {url_template}") from None
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise UsageError(f"--url-template: an http:// or https:// URL, got {url_template}")
         self.body = None
@@ -151,7 +155,7 @@ class HttpRetriever:
                 raise UsageError(f"--header-env {name}={variable}: the environment variable {variable} is not set")
             headers[name] = os.environ[variable]
         self.url_template, self.method, self.timeout = url_template, method, timeout
-        self.scheme, self.host, self.port = parts.scheme, parts.hostname, parts.port
+        self.scheme, self.host, self.port = parts.scheme, parts.hostname, port
         self.results_path, self.id_field, self.score_field = results_path, id_field, score_field
         self.header_names = sorted(set(headers_from_env or {}))
         self._headers = headers
@@ -198,6 +202,10 @@ class HttpRetriever:
         if response.status >= 400:
             transient = response.status == 429 or response.status >= 500
             raise RetrieverError(f"query {query.query_id}: HTTP {response.status}", transient=transient)
+        if not 200 <= response.status < 300:  # a redirect's body is not the retriever's answer
+            moved = f" to {response.getheader('Location')}" if response.getheader("Location") else ""
+            raise RetrieverError(f"query {query.query_id}: HTTP {response.status}, a redirect{moved}, which goldkeeper "
+                                 "does not follow: give --url-template the final address", transient=False)
         try:
             payload = json.loads(data)
         except ValueError:
@@ -260,8 +268,14 @@ class PythonRetriever:
         if not module_name or not name:
             raise UsageError(f"--python: module:function, got {target}")
         try:
-            function = getattr(importlib.import_module(module_name), name)
-        except (ImportError, AttributeError) as error:
+            module = importlib.import_module(module_name)
+        except ImportError as error:
+            raise UsageError(f"--python {target}: {error}") from None
+        except Exception as error:  # the user's module failed as it loaded: theirs to fix, not ours
+            raise UsageError(f"--python {target}: importing {module_name} raised {type(error).__name__}: {error}") from None
+        try:
+            function = getattr(module, name)
+        except AttributeError as error:
             raise UsageError(f"--python {target}: {error}") from None
         if not callable(function):
             raise UsageError(f"--python {target}: not callable")
@@ -345,7 +359,10 @@ def make_retriever(config: Mapping[str, Any]) -> Any:
         else:
             import shlex
 
-            argv = shlex.split(command)  # split before filling, so a query is always one argument
+            try:
+                argv = shlex.split(command)  # split before filling, so a query is always one argument
+            except ValueError as error:  # an unclosed quote, a trailing backslash
+                raise UsageError(f"--command: {str(error).lower()}, in {command}") from None
         if not isinstance(argv, list) or not all(isinstance(a, str) for a in argv):
             raise UsageError("--command: a JSON list must hold strings only")
         return CommandRetriever(argv, timeout=timeout, **fields)

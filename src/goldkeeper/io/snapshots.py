@@ -21,10 +21,11 @@ import msgspec
 from typing_extensions import Required, TypedDict
 
 from goldkeeper.core.drift import Corpus, DriftResult, LiveChunk, chunk_from_dict, classify, parse_corpus, snapshot_rows
-from goldkeeper.errors import InputError, compressed_input, describe_value
+from goldkeeper.errors import InputError, StorageError, compressed_input, describe_value
 from goldkeeper.io.fastjson import NonEmpty as _NonEmpty
 from goldkeeper.io.fastjson import judgment_blocks
 from goldkeeper.io.files import (
+    filesystem,
     is_local,
     iter_blocks,
     local_path,
@@ -74,7 +75,7 @@ def corpus_json(data: bytes | memoryview) -> Corpus | None:
     """The spec's corpus.json, decoded into checked ``LiveChunkStruct``s; None if refused."""
     try:
         payload = _CORPUS.decode(data)
-    except msgspec.MsgspecError:
+    except (msgspec.MsgspecError, RecursionError):
         return None
     return Corpus(payload["chunks"], payload.get("corpus_fingerprint"), payload.get("chunker_fingerprint"))
 
@@ -94,12 +95,10 @@ def _is_dir(url: str) -> bool:
         return os.path.isdir(local_path(url))
     if url.endswith("/"):
         return True
-    import fsspec
-
     try:
-        fs, path = fsspec.core.url_to_fs(url)
+        fs, path = filesystem(url)
         return fs.isdir(path)
-    except (OSError, ValueError, ImportError):
+    except (OSError, ValueError, StorageError):
         return False
 
 
@@ -152,8 +151,8 @@ class ShardedCorpus:
                 if type(shard.get(name)) is not kind:
                     raise InputError(source, f"required, must be a{'n integer' if kind is int else ' string'}",
                                      field=f"{where}.{name}", found=describe_value(shard.get(name)))
-            if "/" in shard["path"] or shard["path"] in ("", ".", ".."):
-                raise InputError(source, "a file name beside the manifest", field=f"{where}.path",
+            if any(c in shard["path"] for c in "/\\\0") or shard["path"] in ("", ".", ".."):
+                raise InputError(source, "a file name beside the manifest (no /, \\ or NUL)", field=f"{where}.path",
                                  found=describe_value(shard["path"]))
         self.shards: list[dict[str, Any]] = shards
         self.counts: dict[str, Any] = payload.get("counts") if isinstance(payload.get("counts"), dict) else {}

@@ -20,7 +20,7 @@ import re
 from typing import Any
 
 from goldkeeper.errors import InputError, MissingError, StorageError, UsageError, describe_value
-from goldkeeper.io.files import is_local, local_path, read_bytes, write_bytes_atomic
+from goldkeeper.io.files import filesystem, is_local, local_path, read_bytes, write_bytes_atomic
 
 __all__ = [
     "LINK_LIFETIME_SECONDS",
@@ -87,10 +87,8 @@ def _write(url: str, data: bytes) -> None:
 
 def _list(directory: str) -> list[str]:
     """The names in a storage directory, sorted (none when it does not exist)."""
-    import fsspec
-
+    fs, path = filesystem(directory)
     try:
-        fs, path = fsspec.core.url_to_fs(directory)
         return sorted(p.rsplit("/", 1)[-1] for p in fs.ls(path, detail=False, refresh=True))
     except (FileNotFoundError, OSError):
         return []
@@ -122,13 +120,11 @@ def browser_link(url: str, lifetime: int = LINK_LIFETIME_SECONDS) -> str | None:
     http(s) URL as it is, an object store's a presigned URL valid ``lifetime`` seconds (the
     credentials are the flow's; the link carries a signature, never the secret key), a local file none
     (a browser on another machine cannot open it; the CLI prints its path)."""
-    import fsspec
-
     if url.startswith(("http://", "https://")):
         return url
     if is_local(url) or url.startswith("memory://"):
         return None
-    fs, path = fsspec.core.url_to_fs(url)
+    fs, path = filesystem(url)
     try:
         return fs.sign(path, expiration=lifetime)
     except (NotImplementedError, AttributeError, OSError, ValueError):
@@ -317,9 +313,7 @@ def current_judgments_url(root: str, suite: str) -> str:
 
 def _generations(root: str, slug: str) -> tuple[Any, str, int]:
     """An object store's generation log for a suite: (filesystem, directory, latest number)."""
-    import fsspec
-
-    fs, directory = fsspec.core.url_to_fs(_join(root, "judgments", slug, "generations"))
+    fs, directory = filesystem(_join(root, "judgments", slug, "generations"))
     try:
         names = fs.ls(directory, detail=False, refresh=True)
     except (FileNotFoundError, OSError):
