@@ -140,17 +140,3 @@ def test_a_mapped_corpus_json_reads_as_its_bytes_do(tmp_path, content):
         except InputError as error:
             outcomes.append(("error", str(error)))
     assert outcomes[0] == outcomes[1]
-
-
-def test_read_view_maps_local_files_and_reads_the_rest(tmp_path):
-    from goldkeeper.io.files import read_view
-
-    path = tmp_path / "data.json"
-    path.write_bytes(b'{"a": 1}')
-    with read_view(str(path)) as view:
-        assert isinstance(view, memoryview) and bytes(view) == b'{"a": 1}'
-    with read_view(f"file://{path}") as view:
-        assert bytes(view) == b'{"a": 1}'
-    path.write_bytes(b"")
-    with read_view(str(path)) as view:
-        assert view == b""

@@ -18,7 +18,8 @@ from typing import Any
 
 from goldkeeper.errors import InputError, compressed_input, describe_value
 
-__all__ = ["MAX_DEPTH", "decode_jsonl", "keys_in_text", "keys_in_value", "nests_deeply", "refuse_line", "split_lines"]
+__all__ = ["MAX_DEPTH", "decode_jsonl", "keys_in_text", "keys_in_value", "nests_deeply", "refuse_duplicates", "refuse_line",
+           "split_lines"]
 
 #: How deep goldkeeper reads JSON: arrays and objects nested at most this many levels inside
 #: one another (pydantic-core's limit, which decodes every input that is not on a fast path).
@@ -104,6 +105,17 @@ def _explain(text: str, source: str, number: int) -> Any:
         ) from None
 
 
+def refuse_duplicates(document: bytes | str, source: str) -> None:
+    """Refuse a whole JSON document (not a line) whose objects name a key twice, saying which;
+    returns when none does (the text merely held more key-like patterns than keys)."""
+    text = document.decode("utf-8") if isinstance(document, bytes) else document
+    try:
+        json.loads(text, object_pairs_hook=_reject_duplicates)
+    except _DuplicateKey as dup:
+        raise InputError(source, "key appears twice in one object", field=dup.key,
+                         found=f"a second value {describe_value(dup.value)}") from None
+
+
 def _text(raw: bytes | str, source: str, number: int) -> str:
     if isinstance(raw, str):
         return raw
@@ -141,15 +153,16 @@ def keys_in_text(line: bytes | str) -> int:
     """At least the number of keys in a JSON text (exactly it, for text goldkeeper or any
     compact or default-separator encoder wrote): compared with the keys a decoder found, it
     shows whether a key was named twice, which every fast decoder silently merges."""
-    # Compact and default-separator JSON never has a quote followed by whitespace outside a
-    # string, so every key there is spelled `"...":` and a plain count is a sound probe.
-    # A raw tab or CR (never inside a JSON string) is looked for first, one byte at a time
-    # (memchr): without them only `" ` needs the slower two-byte search.
+    # Compact, default-separator and indented JSON never has whitespace before a colon, so
+    # every key there is spelled `"...":` and a plain count is a sound probe. A raw tab or CR
+    # (never inside a JSON string) is looked for first, one byte at a time (memchr); without
+    # them, a key spelled with spaces before its colon holds " :", which is rare in text
+    # (quotes are common), so that search is the quick one.
     if isinstance(line, bytes):
-        if b"\t" in line or b"\r" in line or b'" ' in line:
+        if b"\t" in line or b"\r" in line or b" :" in line:
             return len(_KEY_PROBE_BYTES.findall(line))
         return line.count(b'":')
-    if '" ' in line or '"\t' in line or '"\r' in line:
+    if "\t" in line or "\r" in line or " :" in line:
         return len(_KEY_PROBE.findall(line))
     return line.count('":')
 

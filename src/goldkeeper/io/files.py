@@ -26,7 +26,6 @@ __all__ = [
     "iter_blocks",
     "iter_lines",
     "local_path",
-    "map_file",
     "open_read",
     "open_write_atomic",
     "read_bytes",
@@ -176,43 +175,6 @@ def report_bytes(report: Any) -> bytes:
 def read_bytes(url: str) -> bytes:
     with open_read(url) as handle:
         return handle.read()  # type: ignore[attr-defined]
-
-
-@contextlib.contextmanager
-def read_view(url: str) -> Iterator[bytes | memoryview]:
-    """A file's bytes to decode at once: a local file mapped read-only (no copy: 200,000
-    and fewer page faults than reading it),
-    anything else read whole. The view is valid inside the block only; what is decoded from
-    it must not keep it (decoded strings are copies). A file replaced by rename meanwhile
-    stays readable (goldkeeper's own writers replace by rename); one truncated in place while
-    mapped ends the process with SIGBUS, where a reader would have read a torn file."""
-    data = map_file(url)
-    if isinstance(data, bytes):
-        yield data
-        return
-    view = memoryview(data)
-    try:
-        yield view
-    finally:
-        view.release()
-        data.close()
-
-
-def map_file(url: str) -> Any:
-    """A local file mapped read-only (an ``mmap``: bytes' find, rfind and slicing, the buffer
-    protocol), or its bytes read when it is not a local, mappable, non-empty file. Nothing is
-    read until touched, and a forked child shares the mapping: each process faults in only
-    the pages it reads. Closed by the caller, or when dropped."""
-    path = local_path(url) if url != "-" and is_local(url) else None
-    if path is None or not os.path.isfile(path) or os.path.getsize(path) == 0:
-        return read_bytes(url)
-    import mmap
-
-    try:
-        with open(path, "rb") as handle:
-            return mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
-    except (OSError, ValueError):  # not mappable (a special file system): read it
-        return read_bytes(url)
 
 
 def write_bytes_atomic(url: str, data: bytes) -> None:

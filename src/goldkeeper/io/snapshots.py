@@ -20,7 +20,16 @@ from typing import Annotated, Any
 import msgspec
 from typing_extensions import Required, TypedDict
 
-from goldkeeper.core.drift import Corpus, DriftResult, LiveChunk, chunk_from_dict, classify, parse_corpus, snapshot_rows
+from goldkeeper.core.drift import (
+    Corpus,
+    DriftResult,
+    LiveChunk,
+    chunk_from_dict,
+    classify,
+    keys_accounted_for,
+    parse_corpus,
+    snapshot_rows,
+)
 from goldkeeper.errors import InputError, StorageError, compressed_input, describe_value
 from goldkeeper.io.fastjson import NonEmpty as _NonEmpty
 from goldkeeper.io.fastjson import judgment_blocks
@@ -32,7 +41,6 @@ from goldkeeper.io.files import (
     open_read,
     open_write_atomic,
     read_bytes,
-    read_view,
     remove_quietly,
     source_name,
 )
@@ -71,11 +79,14 @@ _CorpusJson = TypedDict(  # type: ignore[misc]
 _CORPUS = msgspec.json.Decoder(_CorpusJson)
 
 
-def corpus_json(data: bytes | memoryview) -> Corpus | None:
-    """The spec's corpus.json, decoded into checked ``LiveChunkStruct``s; None if refused."""
+def corpus_json(data: bytes) -> Corpus | None:
+    """The spec's corpus.json, decoded into checked ``LiveChunkStruct``s; None if refused, or
+    if its keys are not all accounted for (``keys_accounted_for``)."""
     try:
         payload = _CORPUS.decode(data)
     except (msgspec.MsgspecError, RecursionError):
+        return None
+    if not keys_accounted_for(data, payload):
         return None
     return Corpus(payload["chunks"], payload.get("corpus_fingerprint"), payload.get("chunker_fingerprint"))
 
@@ -221,10 +232,10 @@ def open_corpus(url: str) -> Corpus | ShardedCorpus:
         return ShardedCorpus(url)
     if url != "-" and _is_dir(url):
         return ShardedCorpus(_join(url, MANIFEST))
-    with read_view(url) as data:
-        corpus = corpus_json(data)
-        if corpus is None:  # core reads and words it
-            corpus = parse_corpus(bytes(data), source_name(url))
+    data = read_bytes(url)
+    corpus = corpus_json(data)
+    if corpus is None:  # core reads and words it
+        corpus = parse_corpus(data, source_name(url))
     return corpus
 
 

@@ -46,7 +46,14 @@ from goldkeeper.core.drift.classification import (
     partition_of,
     unsettled,
 )
-from goldkeeper.core.drift.corpus import ChunkSource, Corpus, LiveChunk, chunk_from_dict, parse_corpus
+from goldkeeper.core.drift.corpus import (
+    ChunkSource,
+    Corpus,
+    LiveChunk,
+    chunk_from_dict,
+    keys_accounted_for,
+    parse_corpus,
+)
 from goldkeeper.core.drift.fix import fix
 from goldkeeper.core.drift.queue import classify_and_queue, queue_item_id, rejudgment_queue
 from goldkeeper.core.drift.snapshot import build_snapshot, snapshot_rows
@@ -65,6 +72,7 @@ __all__ = [
     "drift_counts",
     "find",
     "fix",
+    "keys_accounted_for",
     "merge_found",
     "merge_partitions",
     "parse_corpus",

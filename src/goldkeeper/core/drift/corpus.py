@@ -10,13 +10,15 @@ import unicodedata
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, make_dataclass
 from itertools import islice
+from operator import attrgetter
 from typing import Any, Protocol
 
 from typing_extensions import Required, TypedDict
 
 from goldkeeper.core.identity import text_sha
+from goldkeeper.core.jsonl import keys_in_text, keys_in_value, refuse_duplicates
 from goldkeeper.errors import InputError, compressed_input, describe_value
-from goldkeeper.models.records import CORPUS_FINGERPRINTS, LIVE_CHUNK
+from goldkeeper.models.records import CHUNK, CORPUS_FINGERPRINTS, LIVE_CHUNK
 
 PROGRESS_EVERY = 1 << 16
 
@@ -170,6 +172,24 @@ def _corpus_adapter() -> Any:
     return _CORPUS_JSON
 
 
+_OPTIONAL_LIVE = tuple(spec.name for spec in LIVE_CHUNK if spec.kind != "id")
+_REQUIRED_LIVE = len(LIVE_CHUNK) - len(_OPTIONAL_LIVE)
+_NOT_LIVE = tuple(f'"{spec.name}":'.encode() for spec in CHUNK if not spec.live)
+
+
+def keys_accounted_for(raw: bytes, payload: Mapping[str, Any]) -> bool:
+    """Whether a corpus.json decoded into live chunks (which keep no other field) shows every
+    key its text names, so that none was named twice (a fast decoder keeps the last value:
+    a second ``"chunks": []`` would orphan every label). The text's keys are the decoded
+    ones plus the fields drift does not keep, which are counted by their plain spelling; a
+    null, an extra key or an escaped spelling leaves the count short, and the file to the
+    reader that decides key by key (``parse_corpus``)."""
+    chunks = payload["chunks"]
+    present = len(chunks) * len(LIVE_CHUNK) - sum(list(map(attrgetter(name), chunks)).count(None) for name in _OPTIONAL_LIVE)
+    expected = sum(name in payload for name in (*CORPUS_FINGERPRINTS, "chunks")) + present
+    return keys_in_text(raw) == expected + sum(raw.count(key) for key in _NOT_LIVE)
+
+
 def parse_corpus(data: bytes | str, source: str = "corpus") -> Corpus:
     """The spec's corpus.json: ``{"corpus_fingerprint", "chunker_fingerprint", "chunks"}``.
 
@@ -186,7 +206,8 @@ def parse_corpus(data: bytes | str, source: str = "corpus") -> Corpus:
         except ValidationError:
             pass
         else:
-            return Corpus(payload["chunks"], payload.get("corpus_fingerprint"), payload.get("chunker_fingerprint"))
+            if keys_accounted_for(raw, payload):
+                return Corpus(payload["chunks"], payload.get("corpus_fingerprint"), payload.get("chunker_fingerprint"))
     return _parse_corpus_fields(data, source)
 
 
@@ -198,6 +219,8 @@ def _parse_corpus_fields(data: bytes | str, source: str) -> Corpus:
     except ValueError as error:
         raise compressed_input(data[:8], source) or InputError(
             source, f"not valid JSON ({error})", field="json", found="the file") from None
+    if keys_in_text(data) != keys_in_value(payload):
+        refuse_duplicates(data, source)
     if not isinstance(payload, dict) or not isinstance(payload.get("chunks"), list):
         raise InputError(source, "a corpus snapshot is an object with a chunks array", field="chunks",
                          found=describe_value(payload.get("chunks") if isinstance(payload, dict) else payload))
