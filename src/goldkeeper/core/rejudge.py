@@ -98,6 +98,7 @@ def apply_answers(
     done = {row.extra["rejudged_from"].get("item_id") for row in labels
             if isinstance(row.extra.get("rejudged_from"), dict)}
     taken = {(row.query_id, row.chunk_id) for row in labels}
+    answered: dict[tuple[str, str], int] = {}  # (query, chunk) -> the answer's line
     out: list[Judgment] = []
     replaced = removed = 0
     found: set[str] = set()
@@ -118,9 +119,15 @@ def apply_answers(
         replaced += 1
         for line, answer in given:
             chunk = live[answer["chunk_id"]]
-            if (label.query_id, chunk.chunk_id) in taken and chunk.chunk_id != label.chunk_id:
+            pair = (label.query_id, chunk.chunk_id)
+            if pair in answered:
+                raise InputError(source, f"query {label.query_id} is given this chunk by two answers (the other on "
+                                 f"line {answered[pair]}); a query has one label per chunk", line=line,
+                                 field="chunk_id", found=chunk.chunk_id)
+            if pair in taken and chunk.chunk_id != label.chunk_id:
                 raise InputError(source, f"query {label.query_id} already has another label on this chunk; "
                                  "answer that label's item instead", line=line, field="chunk_id", found=chunk.chunk_id)
+            answered[pair] = line
             values = label.canonical_dict()
             values.pop("reanchored_from", None)
             values.update(chunk_id=chunk.chunk_id, doc_uri=chunk.doc_uri, relevance=answer["relevance"],
