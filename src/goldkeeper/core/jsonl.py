@@ -12,13 +12,14 @@ through ``decode_jsonl``, which words the refusal with its line.
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Iterable, Iterator
 from typing import Any
 
 from goldkeeper.errors import InputError, compressed_input, describe_value
 
-__all__ = ["MAX_DEPTH", "decode_jsonl", "keys_in_text", "keys_in_value", "nests_deeply", "refuse_duplicates", "refuse_line",
+__all__ = ["MAX_DEPTH", "decode_jsonl", "keys_in_text", "keys_in_value", "nests_deeply", "refuse_duplicates", "refuse_line", "refuse_overflow",
            "split_lines"]
 
 #: How deep goldkeeper reads JSON: arrays and objects nested at most this many levels inside
@@ -32,6 +33,37 @@ def nests_deeply(body: bytes, containers_per_line: int) -> bool:
     leave the block to the line reader, which refuses such a line by the one rule)."""
     lines = body.count(b"\n") + 1
     return body.count(b"[") + body.count(b"{") > lines * containers_per_line + MAX_DEPTH
+
+
+_INFINITIES = (math.inf, -math.inf)
+
+
+def _infinite_at(value: Any, flat: bool) -> str | None:
+    """The key (or index) holding a number that overflowed to infinity as it was decoded
+    (``1e400``: JSON has no infinity, so it could not be written back); None if none does."""
+    if flat:
+        if math.inf in value.values() or -math.inf in value.values():
+            return next(key for key, item in value.items() if item in _INFINITIES)
+        return None
+    stack = [("", value)]
+    while stack:
+        where, item = stack.pop()
+        is_object = isinstance(item, dict)
+        for key, inner in item.items() if is_object else enumerate(item):
+            path = (f"{where}.{key}" if where else key) if is_object else f"{where}[{key}]"
+            if isinstance(inner, float) and inner in _INFINITIES:
+                return path
+            if isinstance(inner, (dict, list)):
+                stack.append((path, inner))
+    return None
+
+
+def refuse_overflow(value: Any, flat: bool, source: str, number: int) -> None:
+    """Refuse a decoded line holding a number beyond a 64-bit float (see ``_infinite_at``)."""
+    where = _infinite_at(value, flat)
+    if where is not None:
+        raise InputError(source, "a number too large for a 64-bit float (goldkeeper could not write it back: "
+                         "JSON has no infinity)", line=number, field=where or "json", found="a number beyond 1.8e308")
 
 
 def _too_deep(source: str, number: int) -> InputError:
@@ -221,6 +253,7 @@ def decode_jsonl(
             flat = stripped.count(b"{" if is_bytes else "{") == 1 and (b"[" if is_bytes else "[") not in stripped  # type: ignore[operator]
             if keys_in_text(stripped) != (len(value) if flat else keys_in_value(value)):
                 value = _explain(_text(stripped, source, number), source, number)
+            refuse_overflow(value, flat, source, number)
         decoded += 1
         yield number, value
     if decoded == 0 and not allow_empty:

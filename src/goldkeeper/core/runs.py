@@ -9,6 +9,7 @@ names the queries it happened to. The two refusal messages are pinned by the
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
@@ -100,9 +101,9 @@ def iter_run(lines: Iterable[bytes | str], source: str = "run", *, first_line: i
         if scores is not None and (
             not isinstance(scores, list)
             or len(scores) != len(ranking)
-            or not all(isinstance(s, (int, float)) and not isinstance(s, bool) for s in scores)
+            or not all(isinstance(s, (int, float)) and not isinstance(s, bool) and math.isfinite(s) for s in scores)
         ):
-            raise InputError(source, "must be an array of numbers as long as ranking",
+            raise InputError(source, "must be an array of finite numbers as long as ranking",
                              line=number, field="scores", found=describe_value(scores))
         previous = first_seen.get(query_id)
         if previous is not None:

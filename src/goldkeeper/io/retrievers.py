@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import importlib
 import json
+import math
 import os
 import subprocess
 import urllib.parse
@@ -89,8 +90,8 @@ def hits_from_payload(payload: Any, query: Query, results_path: str = "", id_fie
         ids.append(str(row[id_field]))
         if score_field:
             value = row.get(score_field)
-            if isinstance(value, bool) or not isinstance(value, (int, float)):
-                raise RetrieverError(f"query {query.query_id}: hit {index} needs a numeric '{score_field}' "
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+                raise RetrieverError(f"query {query.query_id}: hit {index} needs a finite numeric '{score_field}' "
                                      f"(--score-field '' for hits without scores), got {json.dumps(value)}")
             scores.append(float(value))
     complete = bool(score_field) and len(scores) == len(ids) and not any(isinstance(r, str) for r in rows)
@@ -294,6 +295,8 @@ class PythonRetriever:
                 pairs = [(str(i), float(s)) for i, s in found]
             except (TypeError, ValueError):
                 raise RetrieverError(f"query {query.query_id}: (id, score) pairs expected") from None
+            if not all(math.isfinite(s) for _, s in pairs):
+                raise RetrieverError(f"query {query.query_id}: every score must be a finite number") from None
             return Hits(tuple(i for i, _ in pairs[: query.k]), tuple(s for _, s in pairs[: query.k]))
         return hits_from_payload(found, query, "", self.id_field, self.score_field)
 
