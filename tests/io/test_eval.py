@@ -214,7 +214,7 @@ def test_queries_without_text_and_bad_options_are_refused(tmp_path, server):
     assert missing.code == 2 and "--url-template" in missing.stderr
     with pytest.raises(Exception, match="RETRIEVER_NOPE"):
         HttpRetriever(server, headers_from_env={"Authorization": "RETRIEVER_NOPE"})
-    with pytest.raises(RetrieverError, match="hit 0 needs a numeric 'score'"):
+    with pytest.raises(RetrieverError, match="hit 0 needs a finite numeric 'score'"):
         from goldkeeper.io.retrievers import hits_from_payload
 
         hits_from_payload([{"id": "d1"}], Query("q1", "x", 5))

@@ -29,7 +29,7 @@ def drift(
 
     Exit 1 when the share of labels that no longer match (without --fix) or that still need a
     person (with it) exceeds --max-invalid (default 0)."""
-    from goldkeeper.io.files import write_bytes_atomic
+    from goldkeeper.io.files import write_together
     from goldkeeper.io.snapshots import classify_url
 
     fix = fix or in_place
@@ -42,9 +42,10 @@ def drift(
     if not 0.0 <= max_invalid <= 1.0:
         raise UsageError(f"--max-invalid: a share between 0 and 1, got {max_invalid}")
     with progress("reading the corpus") as advance:
-        rows, result, snapshot = classify_url(judgments, corpus, progress=advance)
+        rows, result, snapshot, judgments_sha = classify_url(judgments, corpus, progress=advance)
     labels_count = len(result.findings)
     moved = 0
+    outputs: list[tuple[str, bytes]] = []  # written together, after every one is made
     if fix:
         from goldkeeper.core.drift import fix as fix_labels
         from goldkeeper.core.judgments import dump_judgments
@@ -53,15 +54,16 @@ def drift(
         labels = [Judgment.model_construct(**row) for row in rows]
         fixed, moved = fix_labels(labels, result)
         if moved:
-            write_bytes_atomic(out or judgments, dump_judgments(fixed).encode("utf-8"))
+            outputs.append((out or judgments, dump_judgments(fixed).encode("utf-8")))
         elif out:
-            write_bytes_atomic(out, dump_judgments(labels).encode("utf-8"))
+            outputs.append((out, dump_judgments(labels).encode("utf-8")))
     if queue:
         from goldkeeper.core.drift import rejudgment_queue
 
         items = rejudgment_queue(rows, result, snapshot)
-        write_bytes_atomic(queue, "".join(
-            json.dumps(item, ensure_ascii=False, separators=(",", ":")) + "\n" for item in items).encode("utf-8"))
+        outputs.append((queue, "".join(
+            json.dumps(item, ensure_ascii=False, separators=(",", ":")) + "\n" for item in items).encode("utf-8")))
+    write_together(outputs, unchanged={judgments: judgments_sha})
     summary = result.summary
     needs_person = summary["split"] + summary["orphaned"]
     if output is OutputFormat.json:
@@ -139,7 +141,7 @@ def queue_apply(
 
     if judgments == "-" and not out:
         raise UsageError("--judgments on stdin needs --out")
-    rows, _ = load_label_rows(judgments, "jsonl")
+    rows, judgments_sha = load_label_rows(judgments, "jsonl")
     items: dict[str, dict[str, Any]] = {}
     queue_source = source_name(queue)
     for line, item in decode_jsonl(iter_lines(queue), queue_source, allow_empty=True):
@@ -158,7 +160,8 @@ def queue_apply(
     applied = apply_answers([Judgment.model_construct(**row) for row in rows], by_item, items, live,
                             snapshot.corpus_fingerprint, answer_source)
     if applied.replaced or applied.removed or out:
-        write_bytes_atomic(out or judgments, dump_judgments(applied.judgments).encode("utf-8"))
+        write_bytes_atomic(out or judgments, dump_judgments(applied.judgments).encode("utf-8"),
+                           unchanged=None if out else judgments_sha)
     sys.stdout.write(f"{applied.replaced} label(s) re-judged, {applied.removed} removed (answered none), "
                      f"{applied.already_applied} answer(s) already applied, {applied.unanswered} item(s) "
                      f"still unanswered; judgments in {out or judgments}\n")

@@ -10,8 +10,7 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
-import tempfile
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from goldkeeper.errors import InputError, MissingError, StorageError, compressed_input
@@ -177,33 +176,148 @@ def read_bytes(url: str) -> bytes:
         return handle.read()  # type: ignore[attr-defined]
 
 
-def write_bytes_atomic(url: str, data: bytes) -> None:
-    """Replace the file at ``url`` with ``data`` all at once (see the module docstring)."""
-    if url == "-":
-        sys.stdout.buffer.write(data)
-        sys.stdout.buffer.flush()
-        return
-    if is_local(url):
-        path = local_path(url)
-        directory = os.path.dirname(os.path.abspath(path))
-        try:
-            fd, tmp = tempfile.mkstemp(prefix=".goldkeeper-", suffix=".tmp", dir=directory)
-        except OSError as error:
-            raise StorageError(url, f"cannot be written: {_os_problem(error)}") from None
-        try:
-            with os.fdopen(fd, "wb") as handle:
-                handle.write(data)
-                handle.flush()
-                os.fsync(handle.fileno())
-            with contextlib.suppress(OSError):
-                # Keep the permissions of the file being replaced, as an editor would.
-                os.chmod(tmp, os.stat(path).st_mode & 0o7777)
-            os.replace(tmp, path)
-        except OSError as error:
+def write_bytes_atomic(url: str, data: bytes, *, unchanged: str | None = None) -> None:
+    """Replace the file at ``url`` with ``data`` all at once (see the module docstring);
+    ``unchanged``: the sha256 it had when read, checked as ``write_together`` does."""
+    write_together([(url, data)], unchanged={url: unchanged} if unchanged else None)
+
+
+def write_together(outputs: Sequence[tuple[str, bytes]], *, unchanged: Mapping[str, str] | None = None) -> None:
+    """Write several outputs as one command's result: each local one is first written in full
+    to a temporary beside its target, so that a location that cannot be written fails the
+    command before any target is replaced; then the remote ones are put (each atomic), and
+    the local ones renamed into place.
+
+    ``unchanged`` maps a target rewritten in place to the sha256 it had when it was read.
+    Under a lock beside it (``filelock``: any writer of that target waits for it), the target
+    must still have that content; if another writer replaced it meanwhile, nothing is
+    written and a ``StorageError`` says so, so no update is lost."""
+    staged: list[tuple[str, str, str]] = []  # (url, temporary, path)
+    try:
+        for url, data in outputs:
+            if url == "-":
+                sys.stdout.buffer.write(data)
+                sys.stdout.buffer.flush()
+            elif is_local(url):
+                path = local_path(url)
+                tmp = _stage(url, path, data)
+                staged.append((url, tmp, path))
+        with _locked([u for u, _, _ in staged if unchanged and u in unchanged]):
+            for url, _, path in staged:
+                expected = (unchanged or {}).get(url)
+                if expected is not None and _file_sha256(path) != expected:
+                    raise StorageError(url, "was changed by another writer since goldkeeper read it; nothing was "
+                                            "written (run the command again on its new contents)")
+            for url, data in outputs:
+                if url != "-" and not is_local(url):
+                    _put(url, data)
+            for url, tmp, path in staged:
+                try:
+                    os.replace(tmp, path)
+                except OSError as error:
+                    raise StorageError(url, f"cannot be written: {_os_problem(error)}") from None
+    finally:
+        for _, tmp, _ in staged:
             with contextlib.suppress(OSError):
                 os.unlink(tmp)
-            raise StorageError(url, f"cannot be written: {_os_problem(error)}") from None
+
+
+def _stage(url: str, path: str, data: bytes) -> str:
+    """``data`` in a new temporary beside ``path``, fsynced; its name."""
+    if os.path.isdir(path):  # checked now: renaming onto it would fail after others were replaced
+        raise StorageError(url, "is a directory, not a file")
+    try:
+        fd, tmp = temporary_beside(path)
+    except OSError as error:
+        raise StorageError(url, f"cannot be written: {_os_problem(error)}") from None
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        with contextlib.suppress(OSError):
+            # Keep the permissions of the file being replaced, as an editor would.
+            os.chmod(tmp, os.stat(path).st_mode & 0o7777)
+    except OSError as error:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise StorageError(url, f"cannot be written: {_os_problem(error)}") from None
+    return tmp
+
+
+#: A writer's temporary beside its target: ``.<target name>.goldkeeper-<host>-<pid>-<random>.tmp``.
+_TEMPORARY = ".{name}.goldkeeper-{host}-{pid}-{token}.tmp"
+
+
+def temporary_beside(path: str) -> tuple[int, str]:
+    """A new file beside ``path`` to write it in full before it replaces ``path``: (fd, name).
+    It is created as any new file is (mode 0666 less the umask), and named after its target,
+    host and process, so that the next writer of the same target removes what a writer on
+    this host left when it was killed (its process is gone)."""
+    import secrets
+    import socket
+
+    directory, name = os.path.split(os.path.abspath(path))
+    host = socket.gethostname().replace("-", "_") or "host"
+    _sweep(directory, name, host)
+    tmp = os.path.join(directory, _TEMPORARY.format(name=name, host=host, pid=os.getpid(), token=secrets.token_hex(4)))
+    return os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666), tmp
+
+
+def _sweep(directory: str, name: str, host: str) -> None:
+    """Remove the temporaries of ``name`` that writers on this host left when they died."""
+    prefix = f".{name}.goldkeeper-{host}-"
+    try:
+        entries = [e for e in os.listdir(directory) if e.startswith(prefix) and e.endswith(".tmp")]
+    except OSError:
         return
+    for entry in entries:
+        pid = entry[len(prefix):].split("-", 1)[0]
+        if pid.isdigit() and int(pid) != os.getpid() and not _alive(int(pid)):
+            with contextlib.suppress(OSError):
+                os.unlink(os.path.join(directory, entry))
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # it exists, under another user
+        return True
+    return True
+
+
+@contextlib.contextmanager
+def _locked(urls: Sequence[str]) -> Iterator[None]:
+    """Hold ``.<name>.goldkeeper.lock`` beside each local target, in a fixed order."""
+    if not urls:
+        yield
+        return
+    from filelock import FileLock, Timeout
+
+    with contextlib.ExitStack() as stack:
+        for url in sorted(urls):
+            directory, name = os.path.split(os.path.abspath(local_path(url)))
+            try:
+                stack.enter_context(FileLock(os.path.join(directory, f".{name}.goldkeeper.lock"), timeout=120))
+            except Timeout:
+                raise StorageError(url, "another goldkeeper has been writing it for two minutes; try again") from None
+        yield
+
+
+def _file_sha256(path: str) -> str | None:
+    digest = sha256()
+    try:
+        with open(path, "rb") as handle:
+            for block in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(block)
+    except FileNotFoundError:
+        return None
+    return digest.hexdigest()
+
+
+def _put(url: str, data: bytes) -> None:
     fs, path = filesystem(url)
     try:
         fs.pipe_file(path, data, **_object_type(url))
@@ -229,10 +343,9 @@ def open_write_atomic(url: str) -> Iterator[object]:
     """
     if is_local(url):
         path = local_path(url)
-        directory = os.path.dirname(os.path.abspath(path))
         try:
-            os.makedirs(directory, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(prefix=".goldkeeper-", suffix=".tmp", dir=directory)
+            os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+            fd, tmp = temporary_beside(path)
         except OSError as error:
             raise StorageError(url, f"cannot be written: {_os_problem(error)}") from None
         try:

@@ -324,10 +324,13 @@ class _HashingWriter(io.RawIOBase):
 
 
 def classify_url(judgments_url: str, corpus_url: str, *, progress: Callable[[int], None] | None = None
-                 ) -> tuple[list[dict[str, Any]], DriftResult, Corpus | ShardedCorpus]:
-    """The label rows of a judgments file, their drift against a snapshot, and the opened
-    snapshot (for fix and the queue). A snapshot that cannot be read is reported before any
-    label."""
+                 ) -> tuple[list[dict[str, Any]], DriftResult, Corpus | ShardedCorpus, str]:
+    """The label rows of a judgments file, their drift against a snapshot, the opened
+    snapshot (for fix and the queue) and the judgments' sha256 as read (for a rewrite in
+    place). A snapshot that cannot be read is reported before any label."""
+    from goldkeeper.io.loading import Hashed
+
     corpus = open_corpus(corpus_url)
-    rows = [row for block in judgment_blocks(iter_blocks(judgments_url), source_name(judgments_url)) for row in block]
-    return rows, classify(rows, corpus, progress=progress), corpus
+    hashed = Hashed(iter_blocks(judgments_url))
+    rows = [row for block in judgment_blocks(hashed, source_name(judgments_url)) for row in block]
+    return rows, classify(rows, corpus, progress=progress), corpus, hashed.hexdigest()

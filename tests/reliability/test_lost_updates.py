@@ -1,0 +1,75 @@
+"""Issue 26, class 3: no lost update. Two in-place writers of one judgments file, started
+together as real processes: either both changes are in the file, or the writer that would
+have overwritten the other's change failed, said so, and wrote nothing."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import run_cli
+
+LIFECYCLE = Path(__file__).resolve().parents[2] / "src" / "goldkeeper" / "examples" / "lifecycle"
+CHANGED = ("error: judgments.jsonl: was changed by another writer since goldkeeper read it; nothing was written "
+           "(run the command again on its new contents)\n")
+PAIRS = 6
+PADDING = 60_000  # labels of other queries: reading and writing take long enough for the two to overlap
+
+
+@pytest.fixture(scope="module")
+def reviewed(tmp_path_factory):
+    """Fixed judgments with their queue, and the reviewers' answers split in two files, one per
+    reviewer, for different items."""
+    folder = tmp_path_factory.mktemp("lost-updates")
+    rows = (LIFECYCLE / "judgments.jsonl").read_text()
+    padding = "".join(json.dumps({"query_id": f"pad{i}", "doc_uri": f"kb://pad/{i}", "relevance": 1}) + "\n"
+                      for i in range(PADDING))
+    (folder / "judgments.jsonl").write_text(rows + padding)
+    assert run_cli("snapshot", str(LIFECYCLE / "chunks-v2.jsonl"), "--chunker", "sentences/v2",
+                   "-o", str(folder / "v2.json")).code == 0
+    assert run_cli("drift", "-j", "judgments.jsonl", "-c", "v2.json", "--fix", "--in-place", "--queue", "queue.jsonl",
+                   "--max-invalid", "1", cwd=folder).code == 0
+    answers = [json.loads(line) for line in (LIFECYCLE / "answers.jsonl").read_text().splitlines()]
+    items = sorted({a["item_id"] for a in answers})
+    for name, mine in (("ana", items[::2]), ("bo", items[1::2])):
+        (folder / f"answers-{name}.jsonl").write_text("".join(
+            json.dumps({**a, "labeled_by": f"human:{name}"}) + "\n" for a in answers if a["item_id"] in mine))
+    return folder
+
+
+def _apply(folder: Path, who: str) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "goldkeeper", "queue", "apply", "-j", "judgments.jsonl",
+                             "-q", "queue.jsonl", "-a", f"answers-{who}.jsonl", "-c", "v2.json"],
+                            cwd=folder, stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL)
+
+
+def test_two_in_place_writers_never_lose_an_update(reviewed, tmp_path):
+    losers = 0
+    for pair in range(PAIRS):
+        folder = tmp_path / f"pair{pair}"
+        folder.mkdir()
+        for name in ("judgments.jsonl", "queue.jsonl", "v2.json", "answers-ana.jsonl", "answers-bo.jsonl"):
+            shutil.copy(reviewed / name, folder / name)
+        writers = {who: _apply(folder, who) for who in ("ana", "bo")}
+        done = {who: (p.wait(timeout=300), p.stderr.read().decode()) for who, p in writers.items()}
+        for p in writers.values():
+            p.stdout.close()
+            p.stderr.close()
+        labels = [json.loads(line) for line in (folder / "judgments.jsonl").read_text().splitlines()]
+        by = {label.get("labeled_by") for label in labels}
+        for who, (code, stderr) in done.items():
+            if code == 0:
+                assert f"human:{who}" in by, f"pair {pair}: {who} exited 0 but the file lost their answers"
+            else:
+                assert (code, stderr) == (2, CHANGED), stderr
+                assert f"human:{who}" not in by
+                losers += 1
+        assert any(code == 0 for code, _ in done.values())
+        assert not [p for p in folder.iterdir() if p.name.endswith(".tmp")]
+    # Started together, the two overlap: without the check one of them silently lost its change
+    assert losers >= 1
