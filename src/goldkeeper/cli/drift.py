@@ -95,9 +95,13 @@ def snapshot(
 ) -> None:
     """Build a corpus snapshot from chunker output, computing every id: one corpus.json, or
     (--sharded) a streaming layout for corpora too big to hold in memory."""
+    from goldkeeper.core.identity import FIELD_SEPARATOR
     from goldkeeper.core.jsonl import decode_jsonl
     from goldkeeper.io.files import iter_lines, write_bytes_atomic
 
+    if not chunker or FIELD_SEPARATOR in chunker:
+        raise UsageError(f"--chunker: must be a non-empty string without U+001F (the field separator of chunk ids), "
+                         f"got {chunker!r}")
     source = source_name(chunks)
     rows = decode_jsonl(iter_lines(chunks), source)
     if sharded:

@@ -19,7 +19,7 @@ from typing import Any
 
 from goldkeeper.errors import InputError, compressed_input, describe_value
 
-__all__ = ["MAX_DEPTH", "decode_jsonl", "keys_in_text", "keys_in_value", "nests_deeply", "refuse_duplicates", "refuse_line", "refuse_overflow",
+__all__ = ["MAX_DEPTH", "byte_order_mark", "decode_jsonl", "keys_in_text", "keys_in_value", "nests_deeply", "refuse_duplicates", "refuse_line", "refuse_overflow",
            "split_lines"]
 
 #: How deep goldkeeper reads JSON: arrays and objects nested at most this many levels inside
@@ -137,6 +137,13 @@ def _explain(text: str, source: str, number: int) -> Any:
         ) from None
 
 
+def byte_order_mark(source: str, kind: str) -> InputError:
+    """The refusal of a file starting with U+FEFF, which would otherwise become part of its
+    first identifier (a query id no run matches)."""
+    return InputError(source, f"starts with a byte order mark, which {kind} does not allow", line=1,
+                      field="encoding", found="U+FEFF", hint="save the file as UTF-8 without BOM")
+
+
 def refuse_duplicates(document: bytes | str, source: str) -> None:
     """Refuse a whole JSON document (not a line) whose objects name a key twice, saying which;
     returns when none does (the text merely held more key-like patterns than keys)."""
@@ -216,14 +223,7 @@ def decode_jsonl(
     for number, raw in enumerate(lines, start=first_line):
         is_bytes = isinstance(raw, bytes)
         if number == 1 and raw.startswith(b"\xef\xbb\xbf" if is_bytes else "\ufeff"):  # type: ignore[arg-type]
-            raise InputError(
-                source,
-                "starts with a byte order mark, which JSONL does not allow",
-                line=1,
-                field="encoding",
-                found="U+FEFF",
-                hint="save the file as UTF-8 without BOM",
-            )
+            raise byte_order_mark(source, "JSONL")
         stripped = raw.strip(b" \t\n" if is_bytes else " \t\n")  # type: ignore[arg-type]
         if stripped.endswith(b"\r" if is_bytes else "\r"):  # type: ignore[arg-type]
             raise InputError(

@@ -38,7 +38,11 @@ _INT = re.compile(r"[+-]?[0-9]+")
 _BEIR_HEADER = re.compile(r"query[-_ ]?id", re.IGNORECASE)
 
 
-def _lines(text: str) -> Iterable[tuple[int, str]]:
+def _lines(text: str, source: str, kind: str) -> Iterable[tuple[int, str]]:
+    if text.startswith("\ufeff"):
+        from goldkeeper.core.jsonl import byte_order_mark
+
+        raise byte_order_mark(source, kind)
     for number, raw in enumerate(text.split("\n"), start=1):
         line = raw.rstrip("\r").strip(" \t")
         if line and not line.startswith("#"):
@@ -96,7 +100,7 @@ def parse_trec_qrels(
     become 0. ``as_chunk_ids`` treats the doc column as a chunk id.
     """
     out: list[Judgment] = []
-    for number, line in _lines(text):
+    for number, line in _lines(text, source, "a TREC qrels file"):
         parts = line.split()
         _check_columns(parts, len(parts) == 4,
                        "TREC qrels line has 4 columns: query iteration doc grade", source, number, line)
@@ -111,7 +115,7 @@ def parse_beir_tsv(text: str, source: str = "qrels", *, as_chunk_ids: bool = Fal
     """BEIR's ``query-id<TAB>corpus-id<TAB>score`` with its header row."""
     out: list[Judgment] = []
     header_seen = False
-    for number, line in _lines(text):
+    for number, line in _lines(text, source, "a BEIR qrels file"):
         parts = line.split("\t")
         if not header_seen:
             header_seen = True
@@ -145,7 +149,7 @@ def detect_labels_format(text: str, name: str = "") -> str:
     for suffix, kind in ((".jsonl", "jsonl"), (".tsv", "beir"), (".qrels", "trec")):
         if lowered.endswith(suffix):
             return kind
-    for _, line in _lines(text):
+    for _, line in _lines(text.removeprefix("\ufeff"), name, ""):  # (a BOM is refused by the reader chosen)
         if line.startswith("{"):
             return "jsonl"
         if _BEIR_HEADER.fullmatch(line.split("\t")[0].strip()) or len(line.split("\t")) == 3:
@@ -188,7 +192,7 @@ def parse_trec_run(text: str, source: str = "run") -> list[RunEntry]:
     if fast is not None:
         return fast
     by_query: dict[str, list[tuple[float, str]]] = {}
-    for number, line in _lines(text):
+    for number, line in _lines(text, source, "a TREC run"):
         parts = line.split()
         _check_columns(parts, len(parts) >= 6,
                        "TREC run line has 6 columns: query Q0 doc rank score tag", source, number, line)

@@ -7,7 +7,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from goldkeeper.core.drift.corpus import _count
-from goldkeeper.core.identity import chunk_id, text_sha
+from goldkeeper.core.identity import FIELD_SEPARATOR, chunk_id, text_sha
 from goldkeeper.errors import InputError, describe_value
 
 if TYPE_CHECKING:
@@ -24,6 +24,9 @@ def snapshot_rows(
     allows for sources without versions. Each row is checked, with its line on error (the
     rows' positions, or with ``numbered`` the line numbers given as ``(line, row)`` pairs).
     """
+    if not isinstance(chunker_fingerprint, str) or FIELD_SEPARATOR in chunker_fingerprint:
+        # said of the fingerprint itself, not of the first row whose id it would be part of
+        raise ValueError(f"chunker_fingerprint: must be a string without U+001F, got {chunker_fingerprint!r}")
     for index, item in enumerate(chunks):
         line, row = item if numbered else (index + 1, item)
         if not isinstance(row, Mapping):
@@ -46,8 +49,9 @@ def snapshot_rows(
                              found=describe_value(revision))
         try:
             identity = chunk_id(row["doc_uri"], revision, ordinal, text, chunker_fingerprint)
-        except ValueError as error:
-            raise InputError(source, str(error).split(": ", 2)[-1], line=line, field="chunk") from None
+        except ValueError as error:  # "chunk_id: <field>: <problem>": a field of this row's
+            _, field, problem = str(error).split(": ", 2)
+            raise InputError(source, problem, line=line, field=field) from None
         out = {"chunk_id": identity, "doc_uri": row["doc_uri"], "doc_revision": revision,
                "ordinal": ordinal, "text": text, "text_sha": sha}
         start = _count(row, "start_index", source, line)
