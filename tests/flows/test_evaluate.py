@@ -44,14 +44,14 @@ def test_evaluate_publishes_report_history_and_artifacts(prefect_server, tmp_pat
     history = read_history(root, "Basic Suite")
     assert len(history) == 1 and history[0]["verdict"] == "FAIL"
 
-    keys = ["goldkeeper-basic-suite-metrics", "goldkeeper-basic-suite-summary", "goldkeeper-basic-suite-trend"]
+    keys = ["goldkeeper-basic-suite-34a9c0-metrics", "goldkeeper-basic-suite-34a9c0-summary", "goldkeeper-basic-suite-34a9c0-trend"]
     found = _artifacts(keys)
     assert set(found) == set(keys)
-    summary = found["goldkeeper-basic-suite-summary"].data
+    summary = found["goldkeeper-basic-suite-34a9c0-summary"].data
     assert summary.startswith("### goldkeeper: FAIL")
     # A local report is named as a path, never offered as a link a browser cannot open.
     assert f"Full report on storage: `{outcome['report_url']}`" in summary and "](file://" not in summary
-    table = found["goldkeeper-basic-suite-metrics"].data
+    table = found["goldkeeper-basic-suite-34a9c0-metrics"].data
     table = json.loads(table) if isinstance(table, str) else table
     assert table[0] == {"metric": "recall@3", "value": "0.5000", "interval": table[0]["interval"], "n": "2",
                         "threshold": "0.9", "gate": "FAIL (recall@3:0.9)"}

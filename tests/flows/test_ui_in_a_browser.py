@@ -75,7 +75,7 @@ def test_a_failed_evaluation_is_red_in_the_prefect_ui_with_its_reason_and_trend(
 
     page.goto(f"{_ui(prefect_server)}/runs/flow-run/{run_id}")
     page.get_by_text("verdict:fail").first.wait_for()
-    expect(page.get_by_text("suite:browser-suite").first).to_be_visible()
+    expect(page.get_by_text("suite:browser-suite-80436d").first).to_be_visible()
     badge = page.locator(".state-badge").first
     expect(badge).to_have_text("Failed")
     expect(badge).to_have_class(re.compile(r"\bfailed\b"))
@@ -91,9 +91,9 @@ def test_a_failed_evaluation_is_red_in_the_prefect_ui_with_its_reason_and_trend(
         from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterKey
 
         (trend,) = [a for a in client.read_artifacts(artifact_filter=ArtifactFilter(
-            key=ArtifactFilterKey(any_=["goldkeeper-browser-suite-trend"]))) if a.flow_run_id == run_id]
+            key=ArtifactFilterKey(any_=["goldkeeper-browser-suite-80436d-trend"]))) if a.flow_run_id == run_id]
         (summary,) = [a for a in client.read_artifacts(artifact_filter=ArtifactFilter(
-            key=ArtifactFilterKey(any_=["goldkeeper-browser-suite-summary"]))) if a.flow_run_id == run_id]
+            key=ArtifactFilterKey(any_=["goldkeeper-browser-suite-80436d-summary"]))) if a.flow_run_id == run_id]
     page.goto(f"{_ui(prefect_server)}/artifacts/artifact/{trend.id}")
     page.get_by_text("Trend: Browser Suite").first.wait_for()
     assert page.get_by_text("2026-11-29T03:00:00Z").first.is_visible()
@@ -114,7 +114,7 @@ def test_a_failed_evaluation_is_red_in_the_prefect_ui_with_its_reason_and_trend(
 def test_the_suite_page_shows_the_chart_the_trend_and_the_next_steps(prefect_server, tmp_path, browser):
     assert _two_days(tmp_path).is_failed()
     page = _page(browser)
-    page.goto(f"file://{tmp_path}/store/pages/browser-suite/index.html")
+    page.goto(f"file://{tmp_path}/store/pages/browser-suite-80436d/index.html")
     assert page.locator("#verdict").inner_text() == "FAIL"
     chart = page.locator("#chart svg")
     assert chart.is_visible() and chart.bounding_box()["width"] > 400

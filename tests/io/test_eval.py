@@ -16,7 +16,7 @@ from goldkeeper.io.retrieval import run_queries
 from goldkeeper.io.retrievers import CommandRetriever, HttpRetriever, Query, RetrieverError
 from tests.conftest import run_cli
 
-HOSTILE = ['it\'s "quoted"', "$(rm -rf /)", "a; b && c", "`id`", "line\nbreak", "naïve café 東京", "%2F & = ?"]
+HOSTILE = ['it\'s "quoted"', "-oFILE --help", "$(rm -rf /)", "a; b && c", "`id`", "line\nbreak", "naïve café 東京", "%2F & = ?"]
 
 
 class Retriever(BaseHTTPRequestHandler):
@@ -148,8 +148,9 @@ def test_the_cache_makes_a_rerun_resume_without_calling_again(server, judgments,
 
 COMMAND = """
 import json, sys
-query, number = sys.argv[1], sys.argv[2]
-with open(sys.argv[3], "a", encoding="utf-8") as log:
+assert sys.argv[1] == "--"
+query, number = sys.argv[2], sys.argv[3]
+with open(sys.argv[4], "a", encoding="utf-8") as log:
     log.write(json.dumps(query) + "\\n")
 print(json.dumps([{"id": "d" + number[1:], "score": 1.0}]))
 """
@@ -159,13 +160,13 @@ def test_a_command_gets_each_query_as_one_argument_and_never_a_shell(judgments, 
     script = tmp_path / "search.py"
     script.write_text(COMMAND)
     log = tmp_path / "seen.jsonl"
-    command = json.dumps([sys.executable, str(script), "{query}", "{query_id}", str(log)])
+    command = json.dumps([sys.executable, str(script), "--", "{query}", "{query_id}", str(log)])
     result = run_cli("eval", "-j", str(judgments), "--backend", "command", "--command", command, "-k", "1",
                      "--out", str(tmp_path / "out"), "--format", "json")
     assert result.code == 0, result.stderr
     assert sorted(json.loads(line) for line in log.read_text().splitlines()) == sorted(HOSTILE)
     as_line = run_cli("eval", "-j", str(judgments), "--backend", "command", "-k", "1", "--out", str(tmp_path / "o2"),
-                      "--command", f"{sys.executable} {script} {{query}} {{query_id}} {log}")
+                      "--command", f"{sys.executable} {script} -- {{query}} {{query_id}} {log}")
     assert as_line.code == 0, as_line.stderr
 
 

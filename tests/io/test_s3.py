@@ -34,7 +34,7 @@ def test_reports_and_history_on_s3(s3):
               "verdict": {"status": "PASS"}, "inputs": {}}
     first = storage.publish_report(root, "Suite A", report)
     second = storage.publish_report(root, "Suite A", {**report, "generated_at": "2026-11-30T12:00:00Z"})
-    assert first != second and first.startswith(f"{root}/reports/suite-a/")
+    assert first != second and first.startswith(f"{root}/reports/suite-a-10a8fe/")  # "Suite A" is not its own slug
     history = storage.read_history(root, "Suite A")
     assert [h["time"] for h in history] == ["2026-11-29T12:00:00Z", "2026-11-30T12:00:00Z"]
     assert json.loads(goldkeeper.io.read_bytes(first))["verdict"]["status"] == "PASS"

@@ -17,15 +17,15 @@ def test_suite_init_seeds_the_judgments_and_show_reads_back_what_set_changed(tmp
     made = run_cli("suite", "init", "Wiki QA", "-j", str(judgments), "-r", "s3://b/runs/a.jsonl", "-k", "5,1",
                    "--gate", "recall@5:0.7", "--storage", root)
     assert made.code == 0, made.stderr
-    assert (tmp_path / "store" / "judgments" / "wiki-qa" / "current.jsonl").read_bytes() == judgments.read_bytes()
-    config = json.loads((tmp_path / "store" / "suites" / "wiki-qa.json").read_text())
+    assert (tmp_path / "store" / "judgments" / "wiki-qa-4eec7a" / "current.jsonl").read_bytes() == judgments.read_bytes()
+    config = json.loads((tmp_path / "store" / "suites" / "wiki-qa-4eec7a.json").read_text())
     assert config["k"] == [1, 5] and config["runs"] == ["s3://b/runs/a.jsonl"] and config["max_grade"] == 2
     other = tmp_path / "other.jsonl"
     other.write_bytes(judgments.read_bytes().splitlines(keepends=True)[0])
-    (tmp_path / "store" / "suites" / "wiki-qa.json").unlink()
+    (tmp_path / "store" / "suites" / "wiki-qa-4eec7a.json").unlink()
     kept = run_cli("suite", "init", "Wiki QA", "-j", str(other), "--storage", root)
     assert kept.code == 2 and "omit --judgments" in kept.stderr
-    assert (tmp_path / "store" / "judgments" / "wiki-qa" / "current.jsonl").read_bytes() == judgments.read_bytes()
+    assert (tmp_path / "store" / "judgments" / "wiki-qa-4eec7a" / "current.jsonl").read_bytes() == judgments.read_bytes()
     reused = run_cli("suite", "init", "Wiki QA", "-r", "s3://b/runs/a.jsonl", "--storage", root)  # the judgments on storage
     assert reused.code == 0, reused.stderr
     again = run_cli("suite", "init", "Wiki QA", "-j", str(judgments), "--storage", root)
@@ -36,7 +36,7 @@ def test_suite_init_seeds_the_judgments_and_show_reads_back_what_set_changed(tmp
     shown = run_cli("suite", "show", "Wiki QA", "--storage", root, "--format", "json")
     document = json.loads(shown.stdout)
     assert document["gates"] == [] and document["schedule"] == "0 3 * * *"
-    assert document["judgments_url"].endswith("/judgments/wiki-qa/current.jsonl")
+    assert document["judgments_url"].endswith("/judgments/wiki-qa-4eec7a/current.jsonl")
 
 
 def test_suite_commands_refuse_bad_values_in_one_line_and_write_nothing(tmp_path, monkeypatch):

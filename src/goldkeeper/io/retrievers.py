@@ -13,6 +13,7 @@ import importlib
 import json
 import math
 import os
+import re
 import subprocess
 import urllib.parse
 from collections.abc import Callable, Mapping, Sequence
@@ -154,7 +155,14 @@ class HttpRetriever:
         for name, variable in (headers_from_env or {}).items():
             if variable not in os.environ:
                 raise UsageError(f"--header-env {name}={variable}: the environment variable {variable} is not set")
-            headers[name] = os.environ[variable]
+            if not _HEADER_NAME.fullmatch(name):
+                raise UsageError(f"--header-env: {name!r} is not an HTTP header name (letters, digits and !#$%&'*+-.^_`|~)")
+            value = os.environ[variable]
+            if any((ord(c) < 32 and c != "\t") or ord(c) == 127 for c in value):
+                # The value is a secret: never shown, whatever it holds (logs, Prefect states).
+                raise UsageError(f"--header-env {name}={variable}: the value of {variable} holds a control character "
+                                 "(CR, LF, NUL...), which an HTTP header cannot carry; it is not shown here")
+            headers[name] = value
         self.url_template, self.method, self.timeout = url_template, method, timeout
         self.scheme, self.host, self.port = parts.scheme, parts.hostname, port
         self.results_path, self.id_field, self.score_field = results_path, id_field, score_field
@@ -197,7 +205,7 @@ class HttpRetriever:
         except TimeoutError:
             self._drop(connection)
             raise RetrieverError(f"query {query.query_id}: no answer within the timeout", transient=True) from None
-        except (OSError, http.client.HTTPException) as error:
+        except (OSError, http.client.HTTPException, ValueError) as error:  # the type only: no header value
             self._drop(connection)
             raise RetrieverError(f"query {query.query_id}: {type(error).__name__}", transient=True) from None
         if response.status >= 400:
@@ -223,6 +231,12 @@ class HttpRetriever:
             connection.close()
 
 
+_HEADER_NAME = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
+
+#: Placeholders whose values come from the judgments, not from goldkeeper.
+_FREE_PLACEHOLDERS = ("{query}", "{query_id}", "{mode}")
+
+
 class CommandRetriever:
     """Run an argv template without a shell: each placeholder fills whole arguments, so a
     query containing quotes, ``$(...)``, ``;`` or newlines reaches the program verbatim.
@@ -232,6 +246,15 @@ class CommandRetriever:
                  score_field: str | None = "score", timeout: float = 10.0) -> None:
         if not argv:
             raise UsageError("--command: give the program and its arguments")
+        # A query (or id, or mode) that begins with "-" must never be read as an option: an
+        # argument starting with one is allowed only after "--" (spec/eval.md).
+        options_end = list(argv).index("--") if "--" in argv else len(argv)
+        for position, part in enumerate(argv[1:options_end], start=1):
+            if part.startswith(_FREE_PLACEHOLDERS):
+                raise UsageError(f"--command: argument {position} ({part}) starts with a placeholder before any '--', "
+                                 "so a query beginning with '-' would reach the program as an option",
+                                 hint="put '--' before it, or attach it to an option ('--query={query}'); the query "
+                                      "is also in the environment as GOLDKEEPER_QUERY")
         self.argv = list(argv)
         self.results_path, self.id_field, self.score_field, self.timeout = results_path, id_field, score_field, timeout
 
@@ -241,8 +264,10 @@ class CommandRetriever:
 
     def search(self, query: Query) -> Hits:
         argv = [_fill(part, query, lambda v: v) for part in self.argv]
+        env = {**os.environ, "GOLDKEEPER_QUERY": query.text, "GOLDKEEPER_QUERY_ID": query.query_id,
+               "GOLDKEEPER_K": str(query.k), "GOLDKEEPER_MODE": query.mode}
         try:
-            done = subprocess.run(argv, capture_output=True, timeout=self.timeout, check=False)
+            done = subprocess.run(argv, capture_output=True, timeout=self.timeout, check=False, env=env)
         except subprocess.TimeoutExpired:
             raise RetrieverError(f"query {query.query_id}: the command ran past the timeout", transient=True) from None
         except OSError as error:

@@ -57,11 +57,18 @@ def default_root() -> str:
 
 
 def suite_slug(suite: str) -> str:
-    """A suite name as lowercase letters, digits and dashes (also Prefect's artifact-key rule)."""
+    """A suite name as lowercase letters, digits and dashes (also Prefect's artifact-key rule):
+    the name itself when it is one already, else its letters and digits joined by dashes and
+    six hex digits of the name's sha256, so that names differing only in case or punctuation
+    ('A/B', 'a-b', 'A B') never share a folder, a cache or each other's reports."""
     slug = _SLUG.sub("-", suite.lower()).strip("-")
     if not slug:
         raise UsageError(f"suite '{suite}': needs at least one letter or digit")
-    return slug
+    if slug == suite:
+        return slug
+    import hashlib
+
+    return f"{slug}-{hashlib.sha256(suite.encode('utf-8')).hexdigest()[:6]}"
 
 
 def _join(root: str, *parts: str) -> str:
