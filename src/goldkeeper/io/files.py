@@ -19,6 +19,8 @@ if TYPE_CHECKING:
     from goldkeeper.models.judgment import Judgment
 
 __all__ = [
+    "MAX_LINE_BYTES",
+    "capped_lines",
     "decode_utf8",
     "filesystem",
     "is_local",
@@ -98,7 +100,7 @@ def filesystem(url: str) -> tuple[Any, str]:
 def iter_lines(url: str) -> Iterator[bytes]:
     """Lines of a file as bytes, newline kept, read in a stream."""
     with open_read(url) as handle:
-        yield from handle  # type: ignore[misc]
+        yield from capped_lines(handle, url)
 
 
 def source_name(url: str) -> str:
@@ -123,23 +125,58 @@ def decode_utf8(data: bytes, source: str) -> str:
 LINES_BLOCK = 64 << 10
 
 
+#: The longest line goldkeeper reads (a judgment, a run entry, a chunk of a shard): a bound
+#: on the memory one line takes, far above any real one.
+MAX_LINE_BYTES = 64 << 20
+
+
+def long_line(url: str, number: int) -> InputError:
+    return InputError(source_name(url), f"a line longer than {MAX_LINE_BYTES >> 20} MiB, which goldkeeper does not read",
+                      line=number, field="line", found="no newline within the limit")
+
+
 def iter_blocks(url: str, size: int = LINES_BLOCK) -> Iterator[bytes]:
     """The file in blocks of about ``size`` bytes, each ending at a newline (except the last)."""
     with open_read(url) as handle:
-        rest = b""
-        while True:
-            data = handle.read(size)  # type: ignore[attr-defined]
-            if not data:
-                break
-            data = rest + data
-            cut = data.rfind(b"\n") + 1
-            if cut == 0:
-                rest = data
-                continue
-            rest = data[cut:]
-            yield data[:cut]
-        if rest:
-            yield rest
+        yield from _blocks(handle, url, size)
+
+
+def _blocks(handle: Any, url: str, size: int) -> Iterator[bytes]:
+    """A binary stream in blocks ending at newlines. Linear however long its lines: a line is
+    gathered in pieces, each searched once; one longer than ``MAX_LINE_BYTES`` is refused (so
+    that a line without end, or a small gzip that expands to one, cannot take all memory)."""
+    pending: list[bytes] = []  # the start of a line that no newline has ended yet
+    held = lines = 0
+    while True:
+        data = handle.read(size)
+        if not data:
+            break
+        cut = data.rfind(b"\n") + 1
+        if cut == 0:
+            pending.append(data)
+            held += len(data)
+            if held > MAX_LINE_BYTES:
+                raise long_line(url, lines + 1)
+            continue
+        if pending and held + data.find(b"\n") + 1 > MAX_LINE_BYTES:
+            raise long_line(url, lines + 1)
+        block = b"".join((*pending, data[:cut])) if pending else data[:cut]
+        pending, held = ([data[cut:]], len(data) - cut) if cut < len(data) else ([], 0)
+        lines += block.count(b"\n")
+        yield block
+    if pending:
+        yield b"".join(pending)
+
+
+def capped_lines(stream: Any, url: str) -> Iterator[bytes]:
+    """The lines of a binary stream, newline kept, each at most ``MAX_LINE_BYTES``."""
+    for block in _blocks(stream, url, LINES_BLOCK):
+        pieces = block.split(b"\n")
+        last = pieces.pop()
+        for piece in pieces:
+            yield piece + b"\n"
+        if last:
+            yield last
 
 
 def size_of(url: str) -> int:

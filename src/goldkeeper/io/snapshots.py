@@ -34,6 +34,7 @@ from goldkeeper.errors import InputError, StorageError, compressed_input, descri
 from goldkeeper.io.fastjson import NonEmpty as _NonEmpty
 from goldkeeper.io.fastjson import judgment_blocks
 from goldkeeper.io.files import (
+    capped_lines,
     filesystem,
     is_local,
     iter_blocks,
@@ -212,7 +213,7 @@ class ShardedCorpus:
             if url.endswith(".gz"):
                 stream = io.BufferedReader(gzip.GzipFile(fileobj=stream, mode="rb"), 1 << 20)  # type: ignore[arg-type]
             try:
-                for line_number, line in enumerate(stream, 1):
+                for line_number, line in enumerate(capped_lines(stream, url), 1):
                     count += 1
                     yield line_number, line
             except (OSError, EOFError, gzip.BadGzipFile) as error:
