@@ -73,3 +73,21 @@ def test_two_in_place_writers_never_lose_an_update(reviewed, tmp_path):
         assert not [p for p in folder.iterdir() if p.name.endswith(".tmp")]
     # Started together, the two overlap: without the check one of them silently lost its change
     assert losers >= 1
+
+
+def test_an_in_place_rewrite_on_s3_refuses_an_object_changed_since_it_was_read(s3):
+    """Object stores have no lock; the content is compared just before the put (spec/reliability.md)."""
+    import hashlib
+
+    from goldkeeper.errors import StorageError
+    from goldkeeper.io.files import read_bytes, write_bytes_atomic
+
+    url = f"{s3}/in-place/judgments.jsonl"
+    write_bytes_atomic(url, b"read\n")
+    seen = hashlib.sha256(read_bytes(url)).hexdigest()
+    write_bytes_atomic(url, b"another writer\n")  # meanwhile
+    with pytest.raises(StorageError, match="was changed by another writer since goldkeeper read it"):
+        write_bytes_atomic(url, b"mine\n", unchanged=seen)
+    assert read_bytes(url) == b"another writer\n"
+    write_bytes_atomic(url, b"mine\n", unchanged=hashlib.sha256(b"another writer\n").hexdigest())
+    assert read_bytes(url) == b"mine\n"

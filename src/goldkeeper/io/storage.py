@@ -13,10 +13,12 @@ credentials come from the environment or the provider's chain, never from here.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
 import re
+from collections.abc import Iterator
 from typing import Any
 
 from goldkeeper.errors import InputError, MissingError, StorageError, UsageError, describe_value
@@ -356,29 +358,20 @@ def read_current_judgments(root: str, suite: str) -> tuple[bytes, str]:
     return data, hashlib.sha256(data).hexdigest()
 
 
-class _Lock:
-    """An exclusive lock beside a local suite's judgments. Object stores have no locks: there a
-    conditional put claims the next generation (see ``write_judgments_version``)."""
+@contextlib.contextmanager
+def _lock(url: str) -> Iterator[None]:
+    """An exclusive lock beside a local suite's judgments (``filelock``, as every in-place
+    writer's). Object stores have no locks: there a conditional put claims the next
+    generation (see ``write_judgments_version``)."""
+    if not is_local(url):
+        yield
+        return
+    from filelock import FileLock
 
-    def __init__(self, url: str) -> None:
-        self._path = local_path(url) if is_local(url) else None
-        self._handle = None
-
-    def __enter__(self) -> _Lock:
-        if self._path is not None:
-            import fcntl
-
-            os.makedirs(os.path.dirname(self._path), exist_ok=True)
-            self._handle = open(self._path, "a")
-            fcntl.flock(self._handle, fcntl.LOCK_EX)
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        if self._handle is not None:
-            import fcntl
-
-            fcntl.flock(self._handle, fcntl.LOCK_UN)
-            self._handle.close()
+    path = local_path(url)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with FileLock(path):
+        yield
 
 
 def _changed(current: str, expected: str | None, found: str | None) -> StorageError:
@@ -405,7 +398,7 @@ def write_judgments_version(root: str, suite: str, data: bytes, expected_sha: st
     current = current_judgments_url(root, suite)
     digest = hashlib.sha256(data).hexdigest()
     version = _join(root, "judgments", slug, "versions", f"{digest}.jsonl")
-    with _Lock(_join(root, "judgments", slug, ".lock")):
+    with _lock(_join(root, "judgments", slug, ".lock")):
         found, generation = _head(root, slug)
         if found != expected_sha:
             raise _changed(current, expected_sha, found)
