@@ -54,14 +54,16 @@ def test_the_verdict_is_the_runs_state_with_tags_and_an_event(prefect_server, tm
                      storage_url=f"file://{tmp_path}/store", k=[1, 3], gates=[gate], return_state=True)
     run = _flow_run(state.state_details.flow_run_id)
     assert (run.state.type.value, run.state.name, run.state.message) == (state_type, state_name, message)
-    assert {"goldkeeper", f"suite:verdict-{state_name.lower()}", tag} <= set(run.tags)
+    from goldkeeper.io.storage import suite_slug
+
+    assert {"goldkeeper", f"suite:{suite_slug(suite)}", tag} <= set(run.tags)
     assert run.run_count == 1  # a verdict is an answer, not a fault: never retried
     if state_type == "FAILED":
         with pytest.raises(EvaluationFailed) as raised:  # a Python caller gets the outcome with the exception
             evaluate(suite=suite, judgments_url=str(case / "judgments.jsonl"), run_url=str(case / "run.jsonl"),
                      storage_url=f"file://{tmp_path}/store", k=[1, 3], gates=[gate])
         assert raised.value.outcome["verdict"] == state_name.upper().replace("FAILED", "FAIL")
-    events = events_about(prefect_server["PREFECT_API_URL"], f"goldkeeper.suite.verdict-{state_name.lower()}",
+    events = events_about(prefect_server["PREFECT_API_URL"], f"goldkeeper.suite.{suite_slug(suite)}",
                           "goldkeeper.evaluation.", at_least=2 if state_type == "FAILED" else 1)
     # the event of this run: related to it (the second, raising call emitted its own)
     (event,) = [e for e in events if any(r["prefect.resource.id"] == f"prefect.flow-run.{run.id}" for r in e["related"])]
