@@ -123,13 +123,9 @@ class InputError(GoldkeeperError):
         return text
 
 
-#: The first bytes of the compressed files people keep runs and qrels in, and the commands
-#: that decompress each: a file (keeping it), a stream.
+#: The first bytes of the archives goldkeeper does not read (gzip, bzip2, xz and zstd it
+#: decompresses as it reads, io.files), and the commands that extract each: a file, a stream.
 _COMPRESSED = (
-    (b"\x1f\x8b", "gzip", "gunzip -k", "gunzip -c"),
-    (b"BZh", "bzip2", "bunzip2 -k", "bunzip2 -c"),
-    (b"\xfd7zXZ\x00", "xz", "unxz -k", "unxz -c"),
-    (b"\x28\xb5\x2f\xfd", "zstd", "unzstd", "unzstd -c"),
     (b"PK\x03\x04", "zip", "unzip", "unzip -p"),
 )
 
@@ -144,7 +140,8 @@ def compressed_input(data: bytes | memoryview | str, source: str) -> InputError 
     for magic, name, for_file, for_stream in _COMPRESSED:
         if head.startswith(magic):
             way = f"pipe it through {for_stream}" if source in ("", "<stdin>") else f"{for_file} {source}"
-            return InputError(source, f"is {name}-compressed; goldkeeper reads uncompressed UTF-8 text", line=1,
+            return InputError(source, f"is a {name} archive; goldkeeper reads UTF-8 text (gzip, bzip2, xz or zstd "
+                                      "compressed, or not)", line=1,
                               field="encoding", found=f"the {name} signature {magic.hex(' ')}",
                               hint=f"decompress it first: {way}")
     return None

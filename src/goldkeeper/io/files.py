@@ -8,6 +8,7 @@ a temporary file in the same directory, fsynced, then ``os.replace``; on object 
 from __future__ import annotations
 
 import contextlib
+import io
 import os
 import sys
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -19,6 +20,7 @@ if TYPE_CHECKING:
     from goldkeeper.models.judgment import Judgment
 
 __all__ = [
+    "CODECS",
     "MAX_LINE_BYTES",
     "capped_lines",
     "decode_utf8",
@@ -33,6 +35,7 @@ __all__ = [
     "read_judgments",
     "remove_quietly",
     "source_name",
+    "uncompressed_name",
     "write_bytes_atomic",
     "write_judgments",
 ]
@@ -54,7 +57,7 @@ def _os_problem(error: OSError) -> str:
 
 
 @contextlib.contextmanager
-def open_read(url: str) -> Iterator[object]:
+def _open_raw(url: str) -> Iterator[Any]:
     if url == "-":
         yield sys.stdin.buffer
         return
@@ -80,6 +83,109 @@ def open_read(url: str) -> Iterator[object]:
         raise MissingError(url, "cannot be read: no such file or object") from None
     except (OSError, ValueError, ImportError) as error:
         raise StorageError(url, f"cannot be read: {error}") from None
+
+
+#: The compressions goldkeeper reads, by their first bytes and by the name's suffix, each as
+#: fsspec's codec of that name.
+CODECS = ((b"\x1f\x8b", ".gz", "gzip"), (b"BZh", ".bz2", "bz2"), (b"\xfd7zXZ\x00", ".xz", "xz"),
+          (b"\x28\xb5\x2f\xfd", ".zst", "zstd"))
+
+
+def uncompressed_name(url: str) -> str:
+    """The name without a compression suffix (``qrels.txt.gz``: ``qrels.txt``), for formats
+    told by their names."""
+    lowered = url.lower()
+    for _, suffix, _ in CODECS:
+        if lowered.endswith(suffix):
+            return url[: -len(suffix)]
+    return url
+
+
+@contextlib.contextmanager
+def open_read(url: str, *, decompress: bool = True) -> Iterator[Any]:
+    """A binary stream of a file, object or stdin (``-``). A gzip, bzip2, xz or zstd input is
+    decompressed as it is read (told by its first bytes; a name saying one compression while
+    the bytes say another is refused), so every reader takes compressed inputs, streamed.
+    ``decompress=False``: the bytes as stored (sharded snapshots hash their stored shards)."""
+    with _open_raw(url) as raw:
+        codec = _codec(raw, url) if decompress else None
+        if codec is None:
+            yield raw
+            return
+        import lzma
+        import zlib
+
+        from fsspec.compression import compr
+
+        failures: tuple[type[BaseException], ...] = (EOFError, OSError, lzma.LZMAError, zlib.error)
+        if codec == "zstd":
+            try:
+                import zstandard
+            except ImportError:
+                raise InputError(source_name(url), "is zstd-compressed, and reading it needs the zstandard package",
+                                 line=1, field="encoding", hint="pip install zstandard") from None
+            failures += (zstandard.ZstdError,)
+        stream = _ZstdReader(raw) if codec == "zstd" else compr[codec](raw, mode="rb")
+        try:
+            yield stream
+        except failures as error:
+            raise InputError(source_name(url), f"cannot be decompressed as {codec} ({error})", field="encoding",
+                             found="a damaged or truncated file") from None
+        finally:
+            stream.close()
+
+
+class _ZstdReader(io.RawIOBase):
+    """A zstd stream read frame after frame. (zstandard's own stream reader, which fsspec
+    uses, ends a truncated stream quietly, as if the file were shorter: here a stream that
+    ends inside a frame is an error.)"""
+
+    def __init__(self, raw: Any) -> None:
+        import zstandard
+
+        self._raw, self._zstd = raw, zstandard
+        self._frame = zstandard.ZstdDecompressor().decompressobj()
+        self._pending, self._at = b"", 0  # decompressed bytes not yet read, and how far they were
+        self._started = False
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        while self._at >= len(self._pending):
+            self._pending, self._at = b"", 0
+            # A kilobyte at a time: what one call decompresses stays small (zstd has no
+            # output limit per call), so memory is bounded as for plain files.
+            data = self._raw.read(1 << 10)
+            if not data:
+                if self._started and not self._frame.eof:
+                    raise self._zstd.ZstdError("the stream ends inside a frame (truncated)")
+                return 0
+            while data:
+                if self._frame.eof:  # a file may hold several frames, one after another
+                    self._frame = self._zstd.ZstdDecompressor().decompressobj()
+                self._started = True
+                self._pending += self._frame.decompress(data)
+                data = self._frame.unused_data if self._frame.eof else b""
+        size = min(len(buffer), len(self._pending) - self._at)
+        buffer[:size] = memoryview(self._pending)[self._at:self._at + size]
+        self._at += size
+        return size
+
+def _codec(raw: Any, url: str) -> str | None:
+    """The compression of a stream by its first bytes (checked against the name's suffix)."""
+    if hasattr(raw, "peek"):
+        head = raw.peek(6)[:6]
+    else:
+        head = raw.read(6)
+        raw.seek(0)
+    found = next((name for magic, _, name in CODECS if head.startswith(magic)), None)
+    lowered = url.lower()
+    named = next(((suffix, name) for _, suffix, name in CODECS if lowered.endswith(suffix)), None)
+    if named is not None and named[1] != found:
+        raise InputError(source_name(url), f"is named *{named[0]} but is not {named[1]}-compressed", line=1,
+                         field="encoding", found=f"first bytes {head.hex(' ') or 'none'}")
+    return found
 
 
 def filesystem(url: str) -> tuple[Any, str]:

@@ -22,7 +22,7 @@ from goldkeeper.core.scoring import QueryValues, RunScorer
 from goldkeeper.core.validation import Validator
 from goldkeeper.errors import InputError, UsageError
 from goldkeeper.io.fastjson import Refused, judgment_blocks, run_lines
-from goldkeeper.io.files import decode_utf8, iter_blocks, read_bytes, sha256, source_name
+from goldkeeper.io.files import decode_utf8, iter_blocks, read_bytes, sha256, source_name, uncompressed_name
 
 if TYPE_CHECKING:
     from goldkeeper.core.validation import ValidationResult
@@ -91,12 +91,12 @@ def read_labels(url: str, fmt: str | None = None) -> tuple[Iterator[list[dict[st
     if fmt not in (None, "jsonl", "trec", "beir"):
         raise UsageError(f"unknown judgments format '{fmt}', expected jsonl, trec or beir")
     if url != "-":
-        kind = fmt or qrels_format.detect_labels_format(_head(url).decode("utf-8", "replace"), url)
+        kind = fmt or qrels_format.detect_labels_format(_head(url).decode("utf-8", "replace"), uncompressed_name(url))
         if kind == "jsonl":
             hashed = Hashed(iter_blocks(url))
             return judgment_blocks(hashed, source), hashed
     data = read_bytes(url)
-    kind = fmt or qrels_format.detect_labels_format(data[:4096].decode("utf-8", "replace"), url)
+    kind = fmt or qrels_format.detect_labels_format(data[:4096].decode("utf-8", "replace"), uncompressed_name(url))
     if kind == "jsonl":
         blocks: Iterator[list[dict[str, Any]]] = judgment_blocks(_whole_lines(data), source)
     elif kind == "trec":

@@ -207,7 +207,7 @@ class ShardedCorpus:
         url, shard = self.shard_url(index), self.shards[index]
         source = source_name(url)
         count = 0
-        with open_read(url) as raw:
+        with open_read(url, decompress=False) as raw:  # the stored bytes: the manifest hashes those
             hashing = _Hashing(raw)
             stream: Any = io.BufferedReader(hashing, 1 << 20)
             if url.endswith(".gz"):
