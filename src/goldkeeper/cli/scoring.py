@@ -330,11 +330,13 @@ def compare(
     if not 0 < alpha < 1:
         raise UsageError(f"--alpha: must be between 0 and 1, got {alpha}")
     ks = parse_cutoffs(k) if k else []
+    chosen = []
     for name in metric:
         try:
             parsed = parse_metric_id(name)
         except ValueError as error:
             raise UsageError(str(error)) from None
+        chosen.append(str(parsed))  # other tools' spellings as goldkeeper's ids
         if parsed.k not in ks:
             ks.append(parsed.k)
     ks = ks or [10]
@@ -348,7 +350,7 @@ def compare(
         named.append((url, result))
         runs_info.append({"url": url, "sha256": hashed.hexdigest(), "missing_queries": result.missing_queries})
     try:
-        payload = compare_scores(named, metrics=list(metric) or None, alpha=alpha, resamples=resamples, seed=seed)
+        payload = compare_scores(named, metrics=chosen or None, alpha=alpha, resamples=resamples, seed=seed)
     except ValueError as error:
         raise UsageError(str(error)) from None
     payload["runs"] = runs_info
@@ -389,6 +391,7 @@ def power(
         parsed = parse_metric_id(metric)
     except ValueError as error:
         raise UsageError(str(error)) from None
+    metric = str(parsed)
     rows, _ = load_label_rows(judgments)
     qrels = build_qrels(rows)
     try:

@@ -11,7 +11,8 @@ import difflib
 import re
 from typing import NamedTuple
 
-__all__ = ["MAX_CUTOFF", "METRIC_NAMES", "MetricId", "parse_metric_id", "suggest"]
+__all__ = ["IR_MEASURES", "MAX_CUTOFF", "METRIC_NAMES", "TREC_EVAL", "WHOLE_RANKING", "MetricId", "parse_metric_id",
+           "suggest"]
 
 #: Every metric goldkeeper computes, in report order. Definitions: spec/metrics.md.
 METRIC_NAMES: tuple[str, ...] = (
@@ -45,20 +46,59 @@ def suggest(word: str, choices: tuple[str, ...] | list[str]) -> str:
     return f", did you mean '{close[0]}'?" if close else ""
 
 
+#: Other tools' spellings, each read as the goldkeeper metric with that tool's definition:
+#: ir_measures' ``name@k`` and trec_eval's ``name_k``. Their nDCG is the linear-gain one
+#: (goldkeeper's ``ndcg_linear``); goldkeeper's ``ndcg`` is the spec's exponential gain.
+IR_MEASURES: dict[str, str] = {"nDCG": "ndcg_linear", "P": "precision", "R": "recall", "RR": "mrr", "AP": "map",
+                               "Success": "hit_rate"}
+TREC_EVAL: dict[str, str] = {"ndcg_cut": "ndcg_linear", "P": "precision", "recall": "recall", "map_cut": "map",
+                             "success": "hit_rate"}
+#: Spellings without a cutoff, over the whole ranking as trec_eval reads it (1,000 documents
+#: per query by default): recip_rank, map, ndcg; ir_measures' RR, AP, nDCG.
+#: (Bare ``ndcg`` is not among them: goldkeeper's ``ndcg@k`` has another gain, so it must say.)
+WHOLE_RANKING = {"recip_rank": "mrr", "map": "map", "RR": "mrr", "AP": "map", "nDCG": "ndcg_linear"}
+TREC_EVAL_DEPTH = 1000
+
+_TREC_ID = re.compile(r"(ndcg_cut|P|recall|map_cut|success)_([0-9]+)")
+_SPELLINGS = (*METRIC_NAMES, *IR_MEASURES, *(f"{name}_" for name in TREC_EVAL), *WHOLE_RANKING)
+
+
+def _other_spelling(text: str) -> MetricId | None:
+    """An ir_measures or trec_eval spelling as goldkeeper's metric, or None."""
+    name, at, cutoff = text.partition("@")
+    if at and name in IR_MEASURES and cutoff.isascii() and cutoff.isdigit():
+        return MetricId(IR_MEASURES[name], int(cutoff))
+    trec = _TREC_ID.fullmatch(text)
+    if trec is not None:
+        return MetricId(TREC_EVAL[trec.group(1)], int(trec.group(2)))
+    if text in WHOLE_RANKING:
+        return MetricId(WHOLE_RANKING[text], TREC_EVAL_DEPTH)
+    return None
+
+
 def parse_metric_id(text: str) -> MetricId:
-    """Parse ``name@k``; raises ``ValueError`` worded for the user, with a suggestion."""
+    """Parse ``name@k`` (or ir_measures' and trec_eval's spellings: ``nDCG@10``, ``P_5``,
+    ``recip_rank``, mapped to the goldkeeper metric with the same definition); raises
+    ``ValueError`` worded for the user, with a suggestion over every spelling."""
     match = _ID.fullmatch(text)
     if match is None:
+        other = _other_spelling(text)
+        if other is not None:
+            if not 1 <= other.k <= MAX_CUTOFF:
+                raise ValueError(f"metric '{text}': the cutoff must be from 1 to {MAX_CUTOFF:,}, got {other.k}")
+            return other
         name = text.split("@", 1)[0]
         if name in METRIC_NAMES and "@" not in text:
-            raise ValueError(f"metric '{text}': needs a cutoff, e.g. '{name}@10'")
-        hint = suggest(name.lower(), METRIC_NAMES)
+            gain = (" (goldkeeper's ndcg has exponential gain; trec_eval's ndcg, linear gain, is nDCG or "
+                    "ndcg_cut_10)") if name == "ndcg" else ""
+            raise ValueError(f"metric '{text}': needs a cutoff, e.g. '{name}@10'{gain}")
+        hint = suggest(name, _SPELLINGS) or suggest(name.lower(), METRIC_NAMES)
         raise ValueError(f"metric '{text}': expected <name>@<k> with a known name{hint}")
     name, k = match.group(1), int(match.group(2))
     if name not in METRIC_NAMES:
         raise ValueError(
-            f"metric '{text}': unknown metric '{name}'{suggest(name, METRIC_NAMES)}"
-            f" (known: {', '.join(METRIC_NAMES)})"
+            f"metric '{text}': unknown metric '{name}'{suggest(name, _SPELLINGS)}"
+            f" (known: {', '.join(METRIC_NAMES)}, and ir_measures' and trec_eval's names)"
         )
     if not 1 <= k <= MAX_CUTOFF:
         raise ValueError(f"metric '{text}': the cutoff must be from 1 to {MAX_CUTOFF:,}, got {k}")

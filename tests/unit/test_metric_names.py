@@ -1,0 +1,67 @@
+"""Names people already use (issue 28, item 3): ir_measures' and trec_eval's spellings read as
+the goldkeeper metric with the same definition, checked per query against pytrec_eval (which
+is trec_eval) on trec_eval's own test collection."""
+
+from __future__ import annotations
+
+import pytest
+import pytrec_eval
+
+import goldkeeper
+from goldkeeper.core.metric_ids import parse_metric_id
+
+
+@pytest.mark.parametrize(("spelling", "canonical"), [
+    ("nDCG@10", "ndcg_linear@10"), ("ndcg_cut_10", "ndcg_linear@10"), ("P@5", "precision@5"), ("P_5", "precision@5"),
+    ("R@100", "recall@100"), ("recall_100", "recall@100"), ("RR@10", "mrr@10"), ("RR", "mrr@1000"),
+    ("recip_rank", "mrr@1000"), ("AP@100", "map@100"), ("map_cut_100", "map@100"), ("AP", "map@1000"),
+    ("map", "map@1000"), ("Success@5", "hit_rate@5"), ("success_5", "hit_rate@5"), ("ndcg@10", "ndcg@10"),
+])
+def test_other_tools_spellings_are_goldkeepers_metrics(spelling, canonical):
+    assert str(parse_metric_id(spelling)) == canonical
+
+
+@pytest.mark.parametrize(("spelling", "words"), [
+    ("NDCG@10", "did you mean 'nDCG'?"),
+    ("ndcg", "goldkeeper's ndcg has exponential gain; trec_eval's ndcg, linear gain, is nDCG or ndcg_cut_10"),
+    ("precison_5", "did you mean 'precision'?"),
+    ("ndgc@10", "did you mean 'ndcg'?"),
+])
+def test_unknown_spellings_get_a_suggestion_over_every_spelling(spelling, words):
+    with pytest.raises(ValueError, match="") as caught:
+        parse_metric_id(spelling)
+    assert words in str(caught.value)
+
+
+def test_the_spellings_give_trec_evals_numbers_per_query(trec_eval_dir):
+    qrels_text = (trec_eval_dir / "qrels.test").read_text()
+    run_text = (trec_eval_dir / "results.test").read_text()
+    labels = goldkeeper.parse_trec_qrels(qrels_text)
+    run = goldkeeper.parse_trec_run(run_text)
+    pairs = {"nDCG@10": "ndcg_cut_10", "P@5": "P_5", "R@100": "recall_100", "AP@100": "map_cut_100",
+             "recip_rank": "recip_rank", "success_5": "success_5", "map": "map"}
+    ids = {spelling: parse_metric_id(spelling) for spelling in pairs}
+    result = goldkeeper.score(labels, run, k=sorted({m.k for m in ids.values()}))
+    qrels, scores = {}, {}
+    for line in qrels_text.splitlines():
+        q, _, d, g = line.split()
+        qrels.setdefault(q, {})[d] = int(g)
+    for line in run_text.splitlines():
+        q, _, d, _, s, *_ = line.split()
+        scores.setdefault(q, {})[d] = float(s)
+    expected = pytrec_eval.RelevanceEvaluator(qrels, set(pairs.values())).evaluate(scores)
+    for spelling, measure in pairs.items():
+        for query, values in expected.items():
+            assert result.per_query[query][str(ids[spelling])] == pytest.approx(values[measure], abs=1e-12), \
+                (spelling, query)
+
+
+def test_a_gate_and_compare_take_other_spellings(tmp_path):
+    from tests.conftest import run_cli
+
+    assert run_cli("example", str(tmp_path)).code == 0
+    gated = run_cli("score", "-j", "judgments.jsonl", "-r", "run.jsonl", "--gate", "nDCG@3:0.1", "--no-intervals",
+                    cwd=tmp_path)
+    assert gated.code == 0 and "PASS          nDCG@3:0.1" in gated.stdout
+    refused = run_cli("score", "-j", "judgments.jsonl", "-r", "run.jsonl", "--gate", "NDCG@3:0.1", cwd=tmp_path)
+    assert refused.code == 2 and "did you mean 'nDCG'?" in refused.stderr
