@@ -116,3 +116,18 @@ def test_a_compressed_input_is_streamed_not_held(tmp_path):
             found.append(top)
         # memory does not grow with the file: blocks and the codec's buffers, never the whole
         assert found[1] < found[0] + (1 << 20) and found[0] < 16 << 20, (suffix, found)
+
+
+def test_a_compressed_file_rewritten_in_place_stays_compressed_and_readable(tmp_path):
+    from pathlib import Path
+
+    lifecycle = Path(__file__).resolve().parents[2] / "src" / "goldkeeper" / "examples" / "lifecycle"
+    (tmp_path / "judgments.jsonl.gz").write_bytes(gzip.compress((lifecycle / "judgments.jsonl").read_bytes()))
+    assert run_cli("snapshot", str(lifecycle / "chunks-v2.jsonl"), "--chunker", "sentences/v2", "-o", "v2.json",
+                   cwd=tmp_path).code == 0
+    fixed = run_cli("drift", "-j", "judgments.jsonl.gz", "-c", "v2.json", "--fix", "--in-place", cwd=tmp_path)
+    assert fixed.code == 1 and "re-anchored 5 label(s) in judgments.jsonl.gz" in fixed.stdout
+    data = (tmp_path / "judgments.jsonl.gz").read_bytes()
+    assert data[:2] == b"\x1f\x8b"  # still gzip, as its name says
+    assert "reanchored_from" in gzip.decompress(data).decode()
+    assert run_cli("validate", "judgments.jsonl.gz", cwd=tmp_path).code == 0

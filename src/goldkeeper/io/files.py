@@ -172,6 +172,7 @@ class _ZstdReader(io.RawIOBase):
         self._at += size
         return size
 
+
 def _codec(raw: Any, url: str) -> str | None:
     """The compression of a stream by its first bytes (checked against the name's suffix)."""
     if hasattr(raw, "peek"):
@@ -336,30 +337,25 @@ def write_together(outputs: Sequence[tuple[str, bytes]], *, unchanged: Mapping[s
     must still have that content; if another writer replaced it meanwhile, nothing is
     written and a ``StorageError`` says so, so no update is lost."""
     staged: list[tuple[str, str, str]] = []  # (url, temporary, path)
+    targets = [url for url, _ in outputs if url != "-"]
+    checked = {url: sha for url, sha in (unchanged or {}).items() if sha and url in targets}
     try:
         for url, data in outputs:
             if url == "-":
                 sys.stdout.buffer.write(data)
                 sys.stdout.buffer.flush()
             elif is_local(url):
-                path = local_path(url)
-                tmp = _stage(url, path, data)
-                staged.append((url, tmp, path))
-        with _locked([u for u, _, _ in staged if unchanged and unchanged.get(u)]):
-            for url, _, path in staged:
-                expected = (unchanged or {}).get(url)
-                if expected is not None and _file_sha256(path) != expected:
+                staged.append((url, _stage(url, local_path(url), _packed(url, data)), local_path(url)))
+        with _locked([url for url in checked if is_local(url)]):
+            # Object stores have no lock: there the check comes just before the put, which
+            # narrows the window without closing it (the flows' judgments use generations).
+            for url, expected in checked.items():
+                if _content_sha256(url) != expected:
                     raise StorageError(url, "was changed by another writer since goldkeeper read it; nothing was "
                                             "written (run the command again on its new contents)")
             for url, data in outputs:
                 if url != "-" and not is_local(url):
-                    expected = (unchanged or {}).get(url)
-                    # Object stores have no lock: checked just before the put, which narrows the
-                    # window without closing it (the flows' judgments use generations instead).
-                    if expected is not None and sha256(read_bytes(url)).hexdigest() != expected:
-                        raise StorageError(url, "was changed by another writer since goldkeeper read it; nothing "
-                                                "was written (run the command again on its new contents)")
-                    _put(url, data)
+                    _put(url, _packed(url, data))
             for url, tmp, path in staged:
                 try:
                     os.replace(tmp, path)
@@ -369,6 +365,29 @@ def write_together(outputs: Sequence[tuple[str, bytes]], *, unchanged: Mapping[s
         for _, tmp, _ in staged:
             with contextlib.suppress(OSError):
                 os.unlink(tmp)
+
+
+def _packed(url: str, data: bytes) -> bytes:
+    """``data`` compressed as the target's name says (``.gz``, ``.bz2``, ``.xz``, ``.zst``), so
+    that what goldkeeper writes under such a name it reads back; as it is otherwise."""
+    codec = next((name for _, suffix, name in CODECS if url.lower().endswith(suffix)), None)
+    if codec is None:
+        return data
+    if codec == "gzip":
+        import gzip
+
+        return gzip.compress(data, mtime=0)  # no time in the header: the same data, the same bytes
+    if codec == "bz2":
+        import bz2
+
+        return bz2.compress(data)
+    if codec == "xz":
+        import lzma
+
+        return lzma.compress(data)
+    import zstandard
+
+    return zstandard.ZstdCompressor().compress(data)
 
 
 def _stage(url: str, path: str, data: bytes) -> str:
@@ -455,13 +474,15 @@ def _locked(urls: Sequence[str]) -> Iterator[None]:
         yield
 
 
-def _file_sha256(path: str) -> str | None:
+def _content_sha256(url: str) -> str | None:
+    """The sha256 of a file's content as goldkeeper reads it (decompressed, as every input's
+    hash is), streamed; None when there is no file."""
     digest = sha256()
     try:
-        with open(path, "rb") as handle:
+        with open_read(url) as handle:
             for block in iter(lambda: handle.read(1 << 20), b""):
                 digest.update(block)
-    except FileNotFoundError:
+    except MissingError:
         return None
     return digest.hexdigest()
 
