@@ -19,8 +19,8 @@ from typing import Any
 
 from goldkeeper.errors import InputError, compressed_input, describe_value
 
-__all__ = ["MAX_DEPTH", "byte_order_mark", "decode_jsonl", "keys_in_text", "keys_in_value", "nests_deeply", "refuse_duplicates", "refuse_line", "refuse_overflow",
-           "split_lines"]
+__all__ = ["MAX_DEPTH", "byte_order_mark", "decode_jsonl", "keys_in_text", "keys_in_value", "nests_deeply",
+           "refuse_duplicates", "refuse_line", "refuse_overflow", "split_lines"]
 
 #: How deep goldkeeper reads JSON: arrays and objects nested at most this many levels inside
 #: one another (pydantic-core's limit, which decodes every input that is not on a fast path).
@@ -66,7 +66,7 @@ def refuse_overflow(value: Any, flat: bool, source: str, number: int) -> None:
                          "JSON has no infinity)", line=number, field=where or "json", found="a number beyond 1.8e308")
 
 
-def _too_deep(source: str, number: int) -> InputError:
+def _too_deep(source: str, number: int | None) -> InputError:
     return InputError(source, f"arrays or objects nested more than {MAX_DEPTH} levels deep, which goldkeeper does not read",
                       line=number, field="json")
 
@@ -107,8 +107,9 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not a JSON value")
 
 
-def _explain(text: str, source: str, number: int) -> Any:
-    """Decode with the standard library to name exactly what is wrong with a line."""
+def _explain(text: str, source: str, number: int | None) -> Any:
+    """Decode with the standard library to name exactly what is wrong with a line (or, with
+    no line number, a whole document)."""
     try:
         return json.loads(
             text, object_pairs_hook=_reject_duplicates, parse_constant=_reject_constant
@@ -147,12 +148,7 @@ def byte_order_mark(source: str, kind: str) -> InputError:
 def refuse_duplicates(document: bytes | str, source: str) -> None:
     """Refuse a whole JSON document (not a line) whose objects name a key twice, saying which;
     returns when none does (the text merely held more key-like patterns than keys)."""
-    text = document.decode("utf-8") if isinstance(document, bytes) else document
-    try:
-        json.loads(text, object_pairs_hook=_reject_duplicates)
-    except _DuplicateKey as dup:
-        raise InputError(source, "key appears twice in one object", field=dup.key,
-                         found=f"a second value {describe_value(dup.value)}") from None
+    _explain(document.decode("utf-8") if isinstance(document, bytes) else document, source, None)
 
 
 def _text(raw: bytes | str, source: str, number: int) -> str:

@@ -110,7 +110,7 @@ def _is_dir(url: str) -> bool:
     try:
         fs, path = filesystem(url)
         return fs.isdir(path)
-    except (OSError, ValueError, StorageError):
+    except (OSError, StorageError):
         return False
 
 
