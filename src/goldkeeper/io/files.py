@@ -29,6 +29,7 @@ __all__ = [
     "iter_blocks",
     "iter_lines",
     "local_path",
+    "locked",
     "open_read",
     "open_write_atomic",
     "read_bytes",
@@ -346,7 +347,7 @@ def write_together(outputs: Sequence[tuple[str, bytes]], *, unchanged: Mapping[s
                 sys.stdout.buffer.flush()
             elif is_local(url):
                 staged.append((url, _stage(url, local_path(url), _packed(url, data)), local_path(url)))
-        with _locked([url for url in checked if is_local(url)]):
+        with locked(list(checked)):
             # Object stores have no lock: there the check comes just before the put, which
             # narrows the window without closing it (the flows' judgments use generations).
             for url, expected in checked.items():
@@ -457,8 +458,11 @@ def _alive(pid: int) -> bool:
 
 
 @contextlib.contextmanager
-def _locked(urls: Sequence[str]) -> Iterator[None]:
-    """Hold ``.<name>.goldkeeper.lock`` beside each local target, in a fixed order."""
+def locked(urls: Sequence[str]) -> Iterator[None]:
+    """Hold ``.<name>.goldkeeper.lock`` beside each local file, in a fixed order (``filelock``:
+    every in-place writer of goldkeeper's takes it); URLs of object stores, which have no
+    locks, are passed over."""
+    urls = [url for url in urls if is_local(url)]
     if not urls:
         yield
         return

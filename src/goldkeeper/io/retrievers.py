@@ -321,7 +321,7 @@ class PythonRetriever:
             except (TypeError, ValueError):
                 raise RetrieverError(f"query {query.query_id}: (id, score) pairs expected") from None
             if not all(math.isfinite(s) for _, s in pairs):
-                raise RetrieverError(f"query {query.query_id}: every score must be a finite number") from None
+                raise RetrieverError(f"query {query.query_id}: every score must be a finite number")
             return Hits(tuple(i for i, _ in pairs[: query.k]), tuple(s for _, s in pairs[: query.k]))
         return hits_from_payload(found, query, "", self.id_field, self.score_field)
 

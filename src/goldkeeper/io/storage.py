@@ -13,16 +13,14 @@ credentials come from the environment or the provider's chain, never from here.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import os
 import re
-from collections.abc import Iterator
 from typing import Any
 
 from goldkeeper.errors import InputError, MissingError, StorageError, UsageError, describe_value
-from goldkeeper.io.files import filesystem, is_local, local_path, read_bytes, write_bytes_atomic
+from goldkeeper.io.files import filesystem, is_local, local_path, locked, read_bytes, write_bytes_atomic
 
 __all__ = [
     "LINK_LIFETIME_SECONDS",
@@ -68,8 +66,6 @@ def suite_slug(suite: str) -> str:
         raise UsageError(f"suite '{suite}': needs at least one letter or digit")
     if slug == suite:
         return slug
-    import hashlib
-
     return f"{slug}-{hashlib.sha256(suite.encode('utf-8')).hexdigest()[:6]}"
 
 
@@ -358,22 +354,6 @@ def read_current_judgments(root: str, suite: str) -> tuple[bytes, str]:
     return data, hashlib.sha256(data).hexdigest()
 
 
-@contextlib.contextmanager
-def _lock(url: str) -> Iterator[None]:
-    """An exclusive lock beside a local suite's judgments (``filelock``, as every in-place
-    writer's). Object stores have no locks: there a conditional put claims the next
-    generation (see ``write_judgments_version``)."""
-    if not is_local(url):
-        yield
-        return
-    from filelock import FileLock
-
-    path = local_path(url)
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    with FileLock(path):
-        yield
-
-
 def _changed(current: str, expected: str | None, found: str | None) -> StorageError:
     return StorageError(
         current,
@@ -398,7 +378,10 @@ def write_judgments_version(root: str, suite: str, data: bytes, expected_sha: st
     current = current_judgments_url(root, suite)
     digest = hashlib.sha256(data).hexdigest()
     version = _join(root, "judgments", slug, "versions", f"{digest}.jsonl")
-    with _lock(_join(root, "judgments", slug, ".lock")):
+    if is_local(current):  # the lock file lies beside the current version: its folder must exist
+        os.makedirs(os.path.dirname(local_path(current)), exist_ok=True)
+    # Locally a file lock serializes writers; object stores have none (the claim below)
+    with locked([current]):
         found, generation = _head(root, slug)
         if found != expected_sha:
             raise _changed(current, expected_sha, found)
