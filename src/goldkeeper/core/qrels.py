@@ -14,6 +14,8 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
+from goldkeeper.core.jsonl import byte_order_mark
+from goldkeeper.core.judgments import check_nfc
 from goldkeeper.errors import InputError, describe_value
 from goldkeeper.models.records import MAX_RELEVANCE
 
@@ -40,8 +42,6 @@ _BEIR_HEADER = re.compile(r"query[-_ ]?id", re.IGNORECASE)
 
 def _lines(text: str, source: str, kind: str) -> Iterable[tuple[int, str]]:
     if text.startswith("\ufeff"):
-        from goldkeeper.core.jsonl import byte_order_mark
-
         raise byte_order_mark(source, kind)
     for number, raw in enumerate(text.split("\n"), start=1):
         line = raw.rstrip("\r").strip(" \t")
@@ -79,7 +79,6 @@ def _grade(raw: str, source: str, number: int, field: str) -> int:
 
 
 def _label(query_id: str, doc_id: str, grade: int, as_chunk_ids: bool, source: str, number: int) -> Judgment:
-    from goldkeeper.core.judgments import check_nfc
     from goldkeeper.models.judgment import Judgment
 
     check_nfc({"query_id": query_id, "doc_uri": doc_id}, source, number)

@@ -112,7 +112,7 @@ def discounts(depth: int) -> list[float]:
 
 
 def _python_rows(labels_of: list[dict[str, int]], keys: list[str], entry_rows: list[int], lengths: list[int],
-                 ks: list[int], threshold: int, columns: dict[MetricId, list[float]]) -> None:
+                 ks: list[int], threshold: int, columns: dict[MetricId, list[float]], most_labels: int) -> None:
     """The Python kernel: what ``score_rows`` computes, query by query, with the same floating
     point operations in the same order (sums run over the ranks in order; a rank whose grade
     is 0 adds 0.0, which changes no sum, and is skipped).
@@ -123,8 +123,8 @@ def _python_rows(labels_of: list[dict[str, int]], keys: list[str], entry_rows: l
     until written): only those of the rows with a grade in their head. A scored query
     without an entry scores 0.
     """
-    # No rank past the longest head, nor past the most labels a query has, is ever looked up.
-    depth = min(max(ks), max(max(lengths, default=0), max(map(len, labels_of), default=0)))
+    # No rank past the longest head, nor past the ``most_labels`` a query has, is looked up.
+    depth = min(max(ks), max(max(lengths, default=0), most_labels))
     discount = discounts(depth)
     per_cutoff = [(k, *(columns[MetricId(name, k)] for name in _KERNEL_ORDER)) for k in ks]
     # Each query's ideal ranking is its grades sorted: (|R|, IDCG at each rank, exponential
@@ -388,6 +388,7 @@ class RunScorer:
         self.scored_ids = _scored_ids(qrels, threshold)
         self._row_of = {q: i for i, q in enumerate(self.scored_ids)}
         self._labels_of = list(map(grades.__getitem__, self.scored_ids))
+        self._most_labels = max(map(len, self._labels_of), default=0)
         self.values = {metric: [0.0] * len(self.scored_ids) for metric in metric_ids(self.ks)}
         self.seen_in_run: set[str] = set()
         self.duplicates: list[str] = []
@@ -411,7 +412,8 @@ class RunScorer:
         self.duplicates += [q for q in heads.repeated if q in grades]
         self.run_queries += len(query_ids)
         entry_rows = list(map(self._row_of.get, query_ids, repeat(-1)))
-        _python_rows(self._labels_of, heads.keys, entry_rows, heads.lengths, self.ks, self.threshold, self.values)
+        _python_rows(self._labels_of, heads.keys, entry_rows, heads.lengths, self.ks, self.threshold, self.values,
+                     self._most_labels)
 
     def result(self) -> QueryValues:
         return QueryValues(self.ks, self.threshold, self.scored_ids, self.values, self.seen_in_run,

@@ -173,7 +173,6 @@ def _corpus_adapter() -> Any:
 
 
 _OPTIONAL_LIVE = tuple(spec.name for spec in LIVE_CHUNK if spec.kind != "id")
-_REQUIRED_LIVE = len(LIVE_CHUNK) - len(_OPTIONAL_LIVE)
 _NOT_LIVE = tuple(f'"{spec.name}":'.encode() for spec in CHUNK if not spec.live)
 
 
