@@ -189,7 +189,8 @@ def bracket_queued(rows: list[dict[str, Any]], run, items: list[dict[str, Any]],
     ends = list(itertools.accumulate(run.lengths))
     rankings = [run.keys[end - length:end] for end, length in zip(ends, run.lengths)]
     found = with_queued_found(run.query_ids, rankings, {q: [key for _, key in sorted(v)] for q, v in queued.items()})
-    result = score(build_qrels(rows), [{"query_id": q, "ranking": r} for q, r in found], k=ks, threshold=threshold)
+    result = score(build_qrels(rows), [{"query_id": q, "ranking": r} for q, r in found], k=ks, threshold=threshold,
+                   intervals=None)
     return {m: {"scored": document["metrics"][m]["value"], "found": result.metrics[m]["value"]}
             for m in metrics if m in document["metrics"] and m in result.metrics}
 
@@ -210,7 +211,7 @@ def attribute(rows: list[dict[str, Any]], previous: dict[str, Any], document: di
         return {"note": f"the previous run ({url}) can no longer be read"}
     if sha != previous.get("run_sha256"):
         return {"note": f"the previous run ({url}) has changed since it was scored"}
-    again = score(build_qrels(rows), run, k=document["k"], threshold=document["threshold"]).metrics
+    again = score(build_qrels(rows), run, k=document["k"], threshold=document["threshold"], intervals=None).metrics
     return {"metrics": {m: attribute_change(previous["metrics"][m]["value"], again[m]["value"],
                                             document["metrics"][m]["value"])
                         for m in metrics if m in again and m in previous.get("metrics", {}) and m in document["metrics"]}}

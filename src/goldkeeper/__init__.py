@@ -5,6 +5,9 @@ The public API, stable by name::
     normalize, text_sha, chunk_id              content-addressed identity (spec/chunk-id.md)
     parse_judgments, dump_judgments            judgments JSONL text in and canonical text out
     read_judgments, write_judgments            the same by path or fsspec URL, writes atomic
+    read_run                                   a run by path or URL: run JSONL, TREC, nested JSON
+    judgments_from, run_from                   from ranx, pytrec_eval/BEIR dicts, pandas,
+                                               ir_datasets records (goldkeeper.core.adapters)
     validate -> ValidationResult of Issue      is a judgment set sound enough to score?
     score -> ScoreResult, build_report          metrics per query, per stratum, averaged
     parse_gate, evaluate_gates, summarize       verdicts and intervals of repeated samples
@@ -27,6 +30,7 @@ from goldkeeper.errors import GoldkeeperError, InputError, StorageError, UsageEr
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
+    from goldkeeper.core.adapters import judgments_from, run_from
     from goldkeeper.core.drift import Corpus, DriftResult, LiveChunk, parse_corpus, rejudgment_queue
     from goldkeeper.core.drift import classify as classify_drift
     from goldkeeper.core.gates import Gate, GateEvaluation, evaluate_gates, parse_gate
@@ -49,6 +53,7 @@ _LAZY = {
     **{name: ("goldkeeper.core.qrels", name)
        for name in ("parse_beir_tsv", "parse_trec_qrels", "parse_trec_run", "to_qrels", "to_trec_run")},
     "parse_run": ("goldkeeper.core.runs", "parse_run"),
+    **{name: ("goldkeeper.core.adapters", name) for name in ("judgments_from", "run_from")},
     **{name: ("goldkeeper.core.drift", name)
        for name in ("Corpus", "DriftResult", "LiveChunk", "parse_corpus", "rejudgment_queue")},
     "classify_drift": ("goldkeeper.core.drift", "classify"),
@@ -104,6 +109,7 @@ __all__ = [
     "dump_judgments",
     "evaluate_gates",
     "fix_drift",
+    "judgments_from",
     "normalize",
     "parse_beir_tsv",
     "parse_corpus",
@@ -115,7 +121,9 @@ __all__ = [
     "parse_trec_run",
     "read_corpus",
     "read_judgments",
+    "read_run",
     "rejudgment_queue",
+    "run_from",
     "score",
     "summarize",
     "text_sha",
@@ -126,11 +134,24 @@ __all__ = [
 ]
 
 
-def read_judgments(url: str) -> list[Judgment]:
-    """Read a judgments JSONL file by path or fsspec URL (``-`` is stdin)."""
-    from goldkeeper.io.files import read_judgments as _read
+def read_judgments(url: str, format: str | None = None) -> list[Judgment]:
+    """Read judgments by path or fsspec URL (``-`` is stdin): judgments JSONL, TREC qrels,
+    BEIR TSV or nested JSON (``jsonl``, ``trec``, ``beir``, ``json``; guessed from the name
+    and first line when ``format`` is None), compressed or not."""
+    from goldkeeper.io.loading import load_label_rows
+    from goldkeeper.models.judgment import Judgment
 
-    return _read(url)
+    rows, _ = load_label_rows(url, format)
+    return [Judgment.model_construct(**row) for row in rows]
+
+
+def read_run(url: str, format: str | None = None) -> list[RunEntry]:
+    """Read a run by path or fsspec URL: run JSONL, a TREC run or nested JSON (``jsonl``,
+    ``trec``, ``json``; guessed from the first line when ``format`` is None)."""
+    from goldkeeper.io.loading import load_run
+
+    entries, _ = load_run(url, format)
+    return list(entries)
 
 
 def write_judgments(url: str, judgments: Iterable[Judgment]) -> None:

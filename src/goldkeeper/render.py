@@ -72,14 +72,19 @@ def _shown(measurement: dict) -> str:
     return shown if ci is None else shown + f" [{ci[0]:.4f}, {ci[1]:.4f}]"
 
 
+#: How a metric's row is labelled where people read it: the two nDCGs name their gain, so no
+#: one compares goldkeeper's ``ndcg`` with another tool's ``ndcg`` (the linear one) by name.
+_ROW_LABEL = {"ndcg": "ndcg (gain 2^g-1)", "ndcg_linear": "ndcg_linear (gain g: nDCG)"}
+
+
 def _metric_rows(document: dict) -> tuple[list[tuple[str, list[str]]], list[int]]:
-    """Rows of (metric name, values by cutoff) in report order, and the cutoffs."""
+    """Rows of (metric label, values by cutoff) in report order, and the cutoffs."""
     names: dict[str, dict[int, str]] = {}
     for metric_id, measurement in document["metrics"].items():
         name, _, k = metric_id.partition("@")
         names.setdefault(name, {})[int(k)] = _shown(measurement)
     ks = sorted({int(m.partition("@")[2]) for m in document["metrics"]})
-    return [(name, [values.get(k, "") for k in ks]) for name, values in names.items()], ks
+    return [(_ROW_LABEL.get(name, name), [values.get(k, "") for k in ks]) for name, values in names.items()], ks
 
 
 def stratum_order(report, metric: str) -> list[tuple[str, dict, dict | None]]:

@@ -214,8 +214,9 @@ def _report(case: Path, *extra: str, k: int | None = None) -> tuple[int, dict]:
 
 
 def _assert_metrics(got: dict, want: dict) -> None:
-    # goldkeeper adds ndcg_linear@k beside the reference's six metrics.
-    extra = {name.replace("ndcg@", "ndcg_linear@") for name in want if name.startswith("ndcg@")}
+    # goldkeeper adds ndcg_linear@k and judged@k beside the reference's six metrics.
+    extra = {name.replace("ndcg@", other) for name in want if name.startswith("ndcg@")
+             for other in ("ndcg_linear@", "judged@")}
     assert sorted(got) == sorted(set(want) | extra)
     for name, value in want.items():
         assert round(got[name]["value"], 12) == pytest.approx(value, abs=1e-12), name

@@ -23,8 +23,8 @@ def _run(hits: int, present: int = 10):
     return [goldkeeper.RunEntry(query_id=f"q{i}", ranking=[f"d{i}" if i < hits else "x"]) for i in range(present)]
 
 
-def _report(run, gates=(), baseline=None):
-    return build_report(score(JUDGMENTS, run, k=[1, 5]), validate(JUDGMENTS),
+def _report(run, gates=(), baseline=None, intervals=None):
+    return build_report(score(JUDGMENTS, run, k=[1, 5], intervals=intervals), validate(JUDGMENTS),
                         generated_at="2026-11-29T00:00:00Z", gates=list(gates), baseline=baseline)
 
 
@@ -125,6 +125,14 @@ def test_delta_without_baseline_and_ci_lower_without_interval_are_indeterminate(
     report = _report(_run(10), ["recall@5:-0.01", "recall@5:ci-lower:0.5"])
     assert [g.status for g in report.verdict.gates] == ["INDETERMINATE", "INDETERMINATE"]
     assert report.verdict.status == "INDETERMINATE"
+
+
+def test_score_puts_the_clis_intervals_on_by_default():
+    """The Python ``score`` and the CLI agree: 95% intervals unless asked not to."""
+    report = _report(_run(10), ["recall@5:ci-lower:0.5"], intervals=True)
+    assert report.metrics["recall@5"].ci is not None and report.metrics["recall@5"].ci_method
+    assert [g.status for g in report.verdict.gates] == ["PASS"]
+    assert tuple(score(JUDGMENTS, _run(10), k=[5]).metrics["recall@5"]["ci"]) == report.metrics["recall@5"].ci
 
 
 def test_drift_gate_without_a_corpus_is_indeterminate():

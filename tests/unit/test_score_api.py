@@ -40,8 +40,8 @@ def test_parsed_json_lines_score_as_the_models_do():
 @pytest.mark.parametrize("path", ["labels.jsonl", b"labels.jsonl", Path("labels.jsonl")])
 def test_a_file_name_is_refused_with_the_reader_to_use(where, path):
     arguments = {"judgments": LABELS, "run": RUN, where: path}
-    reader = "read_judgments" if where == "judgments" else "parse_run"
-    with pytest.raises(TypeError, match=rf"score: {where} must be rows, not .*goldkeeper\.{reader}"):
+    reader = "read_judgments" if where == "judgments" else "read_run"
+    with pytest.raises(TypeError, match=rf"^{where} must be rows, not .*goldkeeper\.{reader}"):
         goldkeeper.score(arguments["judgments"], arguments["run"])
 
 
@@ -64,15 +64,22 @@ def test_a_row_that_is_neither_a_judgment_nor_a_mapping_is_a_type_error():
         goldkeeper.score([LABELS[0], 3], RUN)
 
 
-@pytest.mark.parametrize(("entry", "field"), [
-    ({"query_id": "q1"}, "ranking"),
-    ({"query_id": "q1", "ranking": "a"}, "ranking"),
-    ({"query_id": "q1", "ranking": ["a"], "extra": 1}, "extra"),
-    (3, "valid dictionary"),
+@pytest.mark.parametrize(("entry", "message"), [
+    ({"query_id": "q1"}, "run:2: ranking must be an array"),
+    ({"query_id": "q1", "ranking": "a"}, "run:2: ranking must be an array"),
+    ({"query_id": "q1", "ranking": ["a", 3]}, r"run:2: ranking\[1\] must be a non-empty string"),
+    ({"ranking": ["a"]}, "run:2: missing query_id"),
+    ({"query_id": "q1", "ranking": ["a"], "scores": [float("nan")]}, "run:2: scores: must be an array of finite"),
 ])
-def test_a_malformed_run_entry_is_pydantics_error_naming_the_field(entry, field):
-    with pytest.raises(ValidationError, match=field):
+def test_a_malformed_run_entry_is_goldkeepers_error_naming_the_field(entry, message):
+    """Not pydantic's ValidationError: the message the run reader gives for the same line."""
+    with pytest.raises(goldkeeper.InputError, match=message):
         goldkeeper.score(LABELS, [RUN[1], entry])
+
+
+def test_a_run_row_that_is_neither_an_entry_nor_a_mapping_is_a_type_error():
+    with pytest.raises(TypeError, match="score: run row 2 is of type int; a RunEntry or a mapping"):
+        goldkeeper.score(LABELS, [RUN[1], 3])
 
 
 def _report_document():

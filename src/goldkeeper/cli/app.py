@@ -45,6 +45,7 @@ class OutputFormat(str, Enum):
 
 class LabelsFormat(str, Enum):
     jsonl = "jsonl"
+    json = "json"
     trec = "trec"
     beir = "beir"
 

@@ -16,8 +16,10 @@ from goldkeeper.io.files import decode_utf8, source_name
 class ConvertTarget(str, Enum):
     judgments = "judgments"
     qrels = "qrels"
+    qrels_json = "qrels-json"
     trec_run = "trec-run"
     run = "run"
+    run_json = "run-json"
 
 
 @app.command()
@@ -56,31 +58,29 @@ def convert(
     ] = False,
     tag: Annotated[str, typer.Option("--tag", help="Run tag for trec-run output.")] = "goldkeeper",
 ) -> None:
-    """Convert between judgments JSONL, TREC qrels, BEIR TSV, run JSONL and TREC runs."""
-    from goldkeeper.core import qrels, runs
-    from goldkeeper.core.judgments import dump_judgments, parse_judgments
+    """Convert between judgments JSONL, TREC qrels, BEIR TSV, nested JSON qrels and runs
+    ({query: {doc: grade or score}}), run JSONL and TREC runs."""
+    from goldkeeper.core import nested, qrels, runs
+    from goldkeeper.core.judgments import dump_judgments
     from goldkeeper.io.files import read_bytes, write_bytes_atomic
+    from goldkeeper.io.loading import parse_labels, parse_run_data, run_kind
 
     source = source_name(file)
     data = read_bytes(file)
-    if to in (ConvertTarget.judgments, ConvertTarget.qrels):
-        kind = from_.value if from_ else qrels.detect_labels_format(decode_utf8(data, source), file)
-        if kind == "jsonl":
-            if as_chunk_ids:
-                raise UsageError("--as-chunk-ids applies to qrels input, not judgments JSONL")
-            labels = parse_judgments(data, source)
-        elif kind == "trec":
-            labels = qrels.parse_trec_qrels(decode_utf8(data, source), source, as_chunk_ids=as_chunk_ids)
-        else:
-            labels = qrels.parse_beir_tsv(decode_utf8(data, source), source, as_chunk_ids=as_chunk_ids)
-        text = dump_judgments(labels) if to is ConvertTarget.judgments else qrels.to_qrels(labels, source)
+    if to in (ConvertTarget.judgments, ConvertTarget.qrels, ConvertTarget.qrels_json):
+        kind = from_.value if from_ else qrels.detect_labels_format(data[:4096].decode("utf-8", "replace"), file)
+        labels = parse_labels(data, source, kind, as_chunk_ids=as_chunk_ids)
+        write = {ConvertTarget.judgments: dump_judgments, ConvertTarget.qrels: qrels.to_qrels,
+                 ConvertTarget.qrels_json: nested.to_nested_qrels}[to]
+        text = write(labels) if to is ConvertTarget.judgments else write(labels, source)
     else:
         if from_ is LabelsFormat.beir:
-            raise UsageError("--from beir is a qrels format; a run is jsonl or trec")
-        decoded = decode_utf8(data, source)
-        kind = from_.value if from_ else ("jsonl" if decoded.lstrip().startswith("{") else "trec")
-        entries = runs.parse_run(data, source) if kind == "jsonl" else qrels.parse_trec_run(decoded, source)
-        text = qrels.to_trec_run(entries, tag, source) if to is ConvertTarget.trec_run else runs.dump_run(entries)
+            raise UsageError("--from beir is a qrels format; a run is jsonl, json or trec")
+        entries = parse_run_data(data, source, run_kind(file, from_.value if from_ else None, data))
+        if to is ConvertTarget.trec_run:
+            text = qrels.to_trec_run(entries, tag, source)
+        else:
+            text = runs.dump_run(entries) if to is ConvertTarget.run else nested.to_nested_run(entries, source)
     write_bytes_atomic(out or "-", text.encode("utf-8"))
 
 

@@ -19,7 +19,7 @@ from typing import Any
 
 from goldkeeper.errors import InputError, compressed_input, describe_value
 
-__all__ = ["MAX_DEPTH", "byte_order_mark", "decode_jsonl", "keys_in_text", "keys_in_value", "nests_deeply",
+__all__ = ["MAX_DEPTH", "byte_order_mark", "decode_document", "decode_jsonl", "keys_in_text", "keys_in_value", "nests_deeply",
            "refuse_duplicates", "refuse_line", "refuse_overflow", "split_lines"]
 
 #: How deep goldkeeper reads JSON: arrays and objects nested at most this many levels inside
@@ -58,7 +58,7 @@ def _infinite_at(value: Any, flat: bool) -> str | None:
     return None
 
 
-def refuse_overflow(value: Any, flat: bool, source: str, number: int) -> None:
+def refuse_overflow(value: Any, flat: bool, source: str, number: int | None) -> None:
     """Refuse a decoded line holding a number beyond a 64-bit float (see ``_infinite_at``)."""
     where = _infinite_at(value, flat)
     if where is not None:
@@ -260,6 +260,28 @@ def decode_jsonl(
             field="file",
             found="an empty file" if number < first_line else f"{number} blank line(s)",
         )
+
+
+def decode_document(data: bytes | str, source: str) -> Any:
+    """A whole JSON document (a corpus.json, a nested run), refused by the rules a JSONL line
+    is: invalid JSON (NaN and Infinity included), a key named twice, nesting past
+    ``MAX_DEPTH``, a number beyond a 64-bit float, a byte order mark."""
+    from pydantic_core import from_json
+
+    if data.startswith(b"\xef\xbb\xbf" if isinstance(data, bytes) else "\ufeff"):  # type: ignore[arg-type]
+        raise byte_order_mark(source, "JSON")
+    try:
+        value = from_json(data, allow_inf_nan=False)
+    except ValueError as error:
+        if "recursion limit" in str(error):
+            raise _too_deep(source, None) from None
+        raise compressed_input(data[:8], source) or InputError(
+            source, f"not valid JSON ({error})", field="json", found="the file") from None
+    if keys_in_text(data) != keys_in_value(value):
+        refuse_duplicates(data, source)
+    if isinstance(value, (dict, list)):
+        refuse_overflow(value, False, source, None)
+    return value
 
 
 def split_lines(text: str | bytes) -> list[Any]:

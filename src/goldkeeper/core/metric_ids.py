@@ -23,6 +23,7 @@ METRIC_NAMES: tuple[str, ...] = (
     "mrr",
     "map",
     "hit_rate",
+    "judged",
 )
 
 #: The deepest cutoff goldkeeper computes. Rankings are read only as deep as the deepest
@@ -50,7 +51,7 @@ def suggest(word: str, choices: tuple[str, ...] | list[str]) -> str:
 #: ir_measures' ``name@k`` and trec_eval's ``name_k``. Their nDCG is the linear-gain one
 #: (goldkeeper's ``ndcg_linear``); goldkeeper's ``ndcg`` is the spec's exponential gain.
 IR_MEASURES: dict[str, str] = {"nDCG": "ndcg_linear", "P": "precision", "R": "recall", "RR": "mrr", "AP": "map",
-                               "Success": "hit_rate"}
+                               "Success": "hit_rate", "Judged": "judged"}
 TREC_EVAL: dict[str, str] = {"ndcg_cut": "ndcg_linear", "P": "precision", "recall": "recall", "map_cut": "map",
                              "success": "hit_rate"}
 #: Spellings without a cutoff, over the whole ranking as trec_eval reads it (1,000 documents

@@ -27,11 +27,13 @@ if TYPE_CHECKING:
 # process, needs neither.
 
 __all__ = [
+    "bounded_grade",
     "detect_labels_format",
     "parse_beir_tsv",
     "parse_plain_trec_run",
     "parse_trec_qrels",
     "parse_trec_run",
+    "qrel_label",
     "to_qrels",
     "to_trec_run",
 ]
@@ -69,7 +71,11 @@ def _grade(raw: str, source: str, number: int, field: str) -> int:
         else:
             problem = "must be an integer grade; a fractional grade is refused, not truncated"
         raise InputError(source, problem, line=number, field=field, found=describe_value(raw))
-    grade = int(raw)
+    return bounded_grade(int(raw), source, number, field, raw)
+
+
+def bounded_grade(grade: int, source: str, number: int | None, field: str, raw: object) -> int:
+    """A qrels grade as a judgment's relevance: at most ``MAX_RELEVANCE``, and 0 when negative."""
     if grade > MAX_RELEVANCE:
         raise InputError(source, f"a grade is at most {MAX_RELEVANCE} (1024 and above is a unit mistake, not a grade)",
                          line=number, field=field, found=describe_value(raw))
@@ -78,7 +84,9 @@ def _grade(raw: str, source: str, number: int, field: str) -> int:
     return max(0, grade)
 
 
-def _label(query_id: str, doc_id: str, grade: int, as_chunk_ids: bool, source: str, number: int) -> Judgment:
+def qrel_label(query_id: str, doc_id: str, grade: int, as_chunk_ids: bool, source: str, number: int | None) -> Judgment:
+    """One qrels line as a judgment: the doc column is its ``doc_uri`` (and, ``as_chunk_ids``,
+    its ``chunk_id``)."""
     from goldkeeper.models.judgment import Judgment
 
     check_nfc({"query_id": query_id, "doc_uri": doc_id}, source, number)
@@ -104,7 +112,7 @@ def parse_trec_qrels(
         _check_columns(parts, len(parts) == 4,
                        "TREC qrels line has 4 columns: query iteration doc grade", source, number, line)
         query_id, _iteration, doc_id, grade = parts
-        out.append(_label(query_id, doc_id, _grade(grade, source, number, "grade"), as_chunk_ids, source, number))
+        out.append(qrel_label(query_id, doc_id, _grade(grade, source, number, "grade"), as_chunk_ids, source, number))
     if not out:
         raise InputError(source, "holds no qrels line", line=1, field="file", found="nothing")
     return out
@@ -136,21 +144,24 @@ def parse_beir_tsv(text: str, source: str = "qrels", *, as_chunk_ids: bool = Fal
                 source, "query-id and corpus-id must not be empty", line=number, field="columns",
                 found=describe_value(line),
             )
-        out.append(_label(query_id, doc_id, _grade(grade, source, number, "score"), as_chunk_ids, source, number))
+        out.append(qrel_label(query_id, doc_id, _grade(grade, source, number, "score"), as_chunk_ids, source, number))
     if not out:
         raise InputError(source, "holds no qrels line", line=1, field="file", found="nothing")
     return out
 
 
 def detect_labels_format(text: str, name: str = "") -> str:
-    """Guess ``jsonl``, ``beir`` or ``trec`` from the name, then from the first content line."""
+    """Guess ``jsonl``, ``json`` (nested), ``beir`` or ``trec`` from the name, then from the
+    first content line."""
+    from goldkeeper.core.nested import looks_nested
+
     lowered = name.lower()
     for suffix, kind in ((".jsonl", "jsonl"), (".tsv", "beir"), (".qrels", "trec")):
         if lowered.endswith(suffix):
             return kind
     for _, line in _lines(text.removeprefix("\ufeff"), name, ""):  # (a BOM is refused by the reader chosen)
         if line.startswith("{"):
-            return "jsonl"
+            return "json" if looks_nested(line) else "jsonl"
         if _BEIR_HEADER.fullmatch(line.split("\t")[0].strip()) or len(line.split("\t")) == 3:
             return "beir"
         return "trec"

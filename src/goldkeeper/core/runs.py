@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 # pydantic-core and the RunEntry model load on first use: the CLI's run reader (msgspec, in a
 # worker process) needs neither.
 
-__all__ = ["dump_run", "iter_run", "parse_run"]
+__all__ = ["check_run_row", "dump_run", "iter_run", "parse_run"]
 
 
 def _fail(source: str, number: int, message: str) -> InputError:
@@ -76,46 +76,54 @@ def iter_run(lines: Iterable[bytes | str], source: str = "run", *, first_line: i
     """Stream run entries, refusing malformed ones with their line. A part of a file is read
     with ``first_line``, the number of its first line, and ``seen``, the line of each query
     the parts before it named (updated here)."""
-    from goldkeeper.models.run import RunEntry
-
     first_seen: dict[str, int] = {} if seen is None else seen
     for number, row, checked in _fast_rows(lines, source, first_line):
-        if not isinstance(row, dict):
-            raise InputError(source, "must be a JSON object", line=number, field="line",
-                             found=describe_value(row))
-        query_id = row.get("query_id")
-        if not isinstance(query_id, str) or not query_id:
-            raise _fail(source, number, "missing query_id")
-        ranking: Any = row.get("ranking")
-        if not isinstance(ranking, list):
-            error = _fail(source, number, "ranking must be an array")
-            if ranking is None and ("doc_uri" in row or "relevance" in row):
-                error.hint = ("the line looks like a judgment (doc_uri, relevance), not a run entry: "
-                              "were the judgments and the run swapped?")
-            raise error
-        if not checked:
-            for index, key in enumerate(ranking):
-                if not isinstance(key, str) or not key:
-                    raise _fail(source, number, f"ranking[{index}] must be a non-empty string")
-        scores = row.get("scores")
-        if scores is not None and (
-            not isinstance(scores, list)
-            or len(scores) != len(ranking)
-            or not all(isinstance(s, (int, float)) and not isinstance(s, bool) and math.isfinite(s) for s in scores)
-        ):
-            raise InputError(source, "must be an array of finite numbers as long as ranking",
-                             line=number, field="scores", found=describe_value(scores))
-        previous = first_seen.get(query_id)
+        entry = check_run_row(row, source, number, checked=checked)
+        previous = first_seen.get(entry.query_id)
         if previous is not None:
             raise _fail(
-                source, number, f"duplicate entry for query {query_id}, already on line {previous}"
+                source, number, f"duplicate entry for query {entry.query_id}, already on line {previous}"
             )
-        first_seen[query_id] = number
-        yield RunEntry.model_construct(
-            query_id=query_id,
-            ranking=ranking,
-            scores=[float(s) for s in scores] if scores is not None else None,
-        )
+        first_seen[entry.query_id] = number
+        yield entry
+
+
+def check_run_row(row: Any, source: str, number: int, *, checked: bool = False) -> RunEntry:
+    """A decoded run line (or an API caller's mapping) as a ``RunEntry``, refused with its
+    line and field as the run reader refuses it; ``checked`` when the fast path already
+    proved the ranking's keys sound."""
+    from goldkeeper.models.run import RunEntry
+
+    if not isinstance(row, dict):
+        raise InputError(source, "must be a JSON object", line=number, field="line",
+                         found=describe_value(row))
+    query_id = row.get("query_id")
+    if not isinstance(query_id, str) or not query_id:
+        raise _fail(source, number, "missing query_id")
+    ranking: Any = row.get("ranking")
+    if not isinstance(ranking, list):
+        error = _fail(source, number, "ranking must be an array")
+        if ranking is None and ("doc_uri" in row or "relevance" in row):
+            error.hint = ("the line looks like a judgment (doc_uri, relevance), not a run entry: "
+                          "were the judgments and the run swapped?")
+        raise error
+    if not checked:
+        for index, key in enumerate(ranking):
+            if not isinstance(key, str) or not key:
+                raise _fail(source, number, f"ranking[{index}] must be a non-empty string")
+    scores = row.get("scores")
+    if scores is not None and (
+        not isinstance(scores, list)
+        or len(scores) != len(ranking)
+        or not all(isinstance(s, (int, float)) and not isinstance(s, bool) and math.isfinite(s) for s in scores)
+    ):
+        raise InputError(source, "must be an array of finite numbers as long as ranking",
+                         line=number, field="scores", found=describe_value(scores))
+    return RunEntry.model_construct(
+        query_id=query_id,
+        ranking=ranking,
+        scores=[float(s) for s in scores] if scores is not None else None,
+    )
 
 
 def parse_run(text: str | bytes, source: str = "run") -> list[RunEntry]:

@@ -10,8 +10,9 @@ depth of the rankings: a ranking is read only until K distinct keys were found. 
 from __future__ import annotations
 
 import math
+from bisect import bisect_left
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import accumulate, compress, filterfalse, repeat
 from typing import TYPE_CHECKING, Any
@@ -27,7 +28,6 @@ from goldkeeper.core.grouped import (
 )
 from goldkeeper.core.judgments import MAX_RELEVANCE
 from goldkeeper.core.metric_ids import MAX_CUTOFF, METRIC_NAMES, MetricId
-from goldkeeper.errors import is_file_name
 
 if TYPE_CHECKING:
 
@@ -63,7 +63,7 @@ _SCALE = 10.0 ** _ROUND
 #: Each grade's exponential gain, ``2^g - 1`` (numpy's ``exp2`` gives the same floats).
 _GAIN = [2.0 ** grade - 1.0 for grade in range(MAX_RELEVANCE + 1)]
 #: The metrics ``_python_rows`` fills at each cutoff, in its order.
-_KERNEL_ORDER = ("precision", "recall", "ndcg", "ndcg_linear", "mrr", "map", "hit_rate")
+_KERNEL_ORDER = ("precision", "recall", "ndcg", "ndcg_linear", "mrr", "map", "hit_rate", "judged")
 
 
 @dataclass
@@ -135,9 +135,14 @@ def _python_rows(labels_of: list[dict[str, int]], keys: list[str], entry_rows: l
             continue
         labels = labels_of[row]
         head = keys[end - length:end]
+        judged = list(compress(range(length), map(labels.__contains__, head)))  # ranks with any label
+        if judged:
+            for cutoff in per_cutoff:
+                k = cutoff[0]
+                cutoff[8][row] = (bisect_left(judged, k) if judged[-1] >= k else len(judged)) / min(k, length)
         graded = list(compress(range(length), map(labels.get, head)))  # ranks with a grade > 0
         if not graded:
-            continue  # every value is 0
+            continue  # every other value is 0
         own = tuple(labels.values())
         ideal = ideals.get(own)
         if ideal is None:
@@ -156,7 +161,7 @@ def _python_rows(labels_of: list[dict[str, int]], keys: list[str], entry_rows: l
             dcg_lin += grade * discount[rank]
             marks.append((rank, hits, ap, dcg_exp, dcg_lin))
         last = marks[-1]
-        for k, precision, recall, ndcg, ndcg_linear, mrr, average, hit_rate in per_cutoff:
+        for k, precision, recall, ndcg, ndcg_linear, mrr, average, hit_rate, _ in per_cutoff:
             if last[0] < k:  # every graded rank is within the cutoff
                 _, found, sum_ap, gain_exp, gain_lin = last
             else:
@@ -303,7 +308,7 @@ def score(
     threshold: int = DEFAULT_THRESHOLD,
     *,
     worst_metric: str | None = None,
-    intervals: BootstrapSpec | None = None,
+    intervals: BootstrapSpec | bool | None = True,
 ) -> ScoreResult:
     """Score a run. ``k`` is one cutoff or several; every metric is computed at each.
     ``judgments`` are ``Judgment`` models, mappings of their fields (each checked as the
@@ -314,24 +319,28 @@ def score(
     Queries with no label at the threshold are excluded and listed; judged queries the run
     lacks score 0 and are listed; run entries for unjudged queries are ignored and listed.
     When no query is scored, ``metrics`` is empty. ``worst_metric`` (default: recall at the
-    first cutoff) names the metric ``worst_stratum`` compares. ``intervals`` adds a confidence
-    interval to every mean, overall and per stratum (goldkeeper.core.intervals).
+    first cutoff) names the metric ``worst_stratum`` compares. ``intervals`` puts a confidence
+    interval on every mean, overall and per stratum (goldkeeper.core.intervals): by default
+    the CLI's, 95% with 10,000 resamples and seed 0 (``True``), or a ``BootstrapSpec``;
+    ``False`` or None for none.
+
+    ``judgments`` and ``run`` may also be other libraries' values (``goldkeeper.core.adapters``):
+    nested dicts as pytrec_eval takes them, ranx ``Qrels``/``Run``, pandas DataFrames in
+    TREC columns, or ir_datasets' and ir_measures' records.
     """
+    from goldkeeper.core.adapters import judgment_rows, run_rows
+
     ks = _check_settings(k, threshold)
-    _refuse_a_path(judgments, "judgments", "goldkeeper.read_judgments(path)")
-    _refuse_a_path(run, "run", "goldkeeper.parse_run(text)")
-    qrels = judgments if isinstance(judgments, Qrels) else _grouped(judgments)
-    entries = run if isinstance(run, RunHeads) else map(_run_entry, run)
+    qrels = judgments if isinstance(judgments, Qrels) else _grouped(judgment_rows(judgments))
+    entries = run if isinstance(run, RunHeads) else _run_entries(run_rows(run))
+    if intervals is True:
+        from goldkeeper.core.intervals import BootstrapSpec
+
+        intervals = BootstrapSpec()
+    elif intervals is False:
+        intervals = None
     return aggregate(qrels, query_values(qrels, entries, ks, threshold), worst_metric=worst_metric,
                      intervals=intervals)
-
-
-def _refuse_a_path(value: Any, name: str, reader: str) -> None:
-    """A file name where rows belong is a ``TypeError`` that says what reads the file (core
-    reads no file), not an attribute error from inside the scorer."""
-    if is_file_name(value):
-        raise TypeError(f"score: {name} must be rows, not {type(value).__name__} {str(value)[:60]!r}; "
-                        f"read a file with {reader}")
 
 
 def _grouped(judgments: Iterable[Any]) -> Qrels:
@@ -355,14 +364,19 @@ def _grouped(judgments: Iterable[Any]) -> Qrels:
     return build_qrels(rows)
 
 
-def _run_entry(entry: Any) -> Any:
-    """A run entry as ``score`` takes it: a ``RunEntry`` (or anything with ``.query_id`` and
-    ``.ranking``), or a mapping checked as one (a parsed run JSONL line)."""
-    if hasattr(entry, "ranking"):
-        return entry
-    from goldkeeper.models.run import RunEntry
+def _run_entries(entries: Iterable[Any]) -> Iterator[Any]:
+    """Run entries as ``score`` takes them: ``RunEntry`` models (or anything with
+    ``.query_id`` and ``.ranking``), or mappings checked as a run line is (``InputError``)."""
+    from goldkeeper.core.runs import check_run_row
 
-    return RunEntry.model_validate(entry if isinstance(entry, Mapping) else getattr(entry, "__dict__", entry))
+    for number, entry in enumerate(entries, start=1):
+        if hasattr(entry, "ranking"):
+            yield entry
+        elif isinstance(entry, Mapping):
+            yield check_run_row(dict(entry), "run", number)
+        else:
+            raise TypeError(f"score: run row {number} is of type {type(entry).__name__}; "
+                            "a RunEntry or a mapping of its fields is needed")
 
 
 def query_values(qrels: Qrels, run: Iterable[RunEntry] | RunHeads, k: int | Sequence[int] = DEFAULT_K,

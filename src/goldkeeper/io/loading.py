@@ -26,6 +26,7 @@ from goldkeeper.io.files import decode_utf8, iter_blocks, read_bytes, sha256, so
 
 if TYPE_CHECKING:
     from goldkeeper.core.validation import ValidationResult
+    from goldkeeper.models.judgment import Judgment
     from goldkeeper.models.report import Report
     from goldkeeper.models.run import RunEntry
 
@@ -37,9 +38,12 @@ __all__ = [
     "load_label_rows",
     "load_run",
     "load_run_prefixes",
+    "parse_labels",
+    "parse_run_data",
     "read_labels",
     "read_run_heads",
     "read_scoring_inputs",
+    "run_kind",
     "validate_url",
 ]
 
@@ -88,8 +92,8 @@ def read_labels(url: str, fmt: str | None = None) -> tuple[Iterator[list[dict[st
     once the blocks are consumed. Standard input is read once, so guessing its format loses
     no line."""
     source = source_name(url)
-    if fmt not in (None, "jsonl", "trec", "beir"):
-        raise UsageError(f"unknown judgments format '{fmt}', expected jsonl, trec or beir")
+    if fmt not in (None, "jsonl", "json", "trec", "beir"):
+        raise UsageError(f"unknown judgments format '{fmt}', expected jsonl, json, trec or beir")
     if url != "-":
         kind = fmt or qrels_format.detect_labels_format(_head(url).decode("utf-8", "replace"), uncompressed_name(url))
         if kind == "jsonl":
@@ -99,11 +103,25 @@ def read_labels(url: str, fmt: str | None = None) -> tuple[Iterator[list[dict[st
     kind = fmt or qrels_format.detect_labels_format(data[:4096].decode("utf-8", "replace"), uncompressed_name(url))
     if kind == "jsonl":
         blocks: Iterator[list[dict[str, Any]]] = judgment_blocks(_whole_lines(data), source)
-    elif kind == "trec":
-        blocks = iter([[j.__dict__ for j in qrels_format.parse_trec_qrels(decode_utf8(data, source), source)]])
     else:
-        blocks = iter([[j.__dict__ for j in qrels_format.parse_beir_tsv(decode_utf8(data, source), source)]])
+        blocks = iter([[j.__dict__ for j in parse_labels(data, source, kind)]])
     return blocks, _Digest(data)
+
+
+def parse_labels(data: bytes, source: str, kind: str, *, as_chunk_ids: bool = False) -> list[Judgment]:
+    """Judgments from a whole file's bytes in a known format (``jsonl``, ``json``, ``trec``,
+    ``beir``); ``as_chunk_ids`` reads a qrels doc column as chunk ids."""
+    from goldkeeper.core.judgments import parse_judgments
+    from goldkeeper.core.nested import parse_nested_qrels
+
+    if kind == "jsonl":
+        if as_chunk_ids:
+            raise UsageError("--as-chunk-ids applies to qrels input, not judgments JSONL")
+        return parse_judgments(data, source)
+    if kind == "json":
+        return parse_nested_qrels(data, source, as_chunk_ids=as_chunk_ids)
+    parse = qrels_format.parse_trec_qrels if kind == "trec" else qrels_format.parse_beir_tsv
+    return parse(decode_utf8(data, source), source, as_chunk_ids=as_chunk_ids)
 
 
 def load_label_rows(url: str, fmt: str | None = None) -> tuple[list[dict[str, Any]], str]:
@@ -133,20 +151,37 @@ def _whole_lines(data: bytes, size: int = 64 << 10) -> Iterator[bytes]:
         start = end
 
 
-def _run_kind(url: str, fmt: str | None, data: bytes | None) -> str:
-    """A run's format: as given, else jsonl when its first non-blank line opens an object
-    (or it has none), else trec."""
-    if fmt not in (None, "jsonl", "trec"):
-        raise UsageError(f"unknown run format '{fmt}', expected jsonl or trec")
+def run_kind(url: str, fmt: str | None, data: bytes | None) -> str:
+    """A run's format: as given, else by its first non-blank line: json when that opens a
+    nested object, jsonl when it opens any other object (or there is none), trec otherwise."""
+    from goldkeeper.core.nested import looks_nested
+
+    if fmt not in (None, "jsonl", "json", "trec"):
+        raise UsageError(f"unknown run format '{fmt}', expected jsonl, json or trec")
     if fmt is not None:
         return fmt
-    blocks = iter_blocks(url, size=1 << 16) if data is None else iter([data])
+    blocks = iter_blocks(url, size=1 << 16) if data is None else iter([data[:1 << 16]])
     for block in blocks:
         for line in block.splitlines():
             if line.strip():
                 # (a byte order mark before the brace: JSONL, whose reader says what is wrong)
-                return "jsonl" if line.lstrip().removeprefix(b"\xef\xbb\xbf").startswith(b"{") else "trec"
+                text = line.lstrip().removeprefix(b"\xef\xbb\xbf")
+                if not text.startswith(b"{"):
+                    return "trec"
+                return "json" if looks_nested(text.decode("utf-8", "replace")) else "jsonl"
     return "jsonl"
+
+
+def parse_run_data(data: bytes, source: str, kind: str) -> list[RunEntry]:
+    """Run entries from a whole file's bytes in a known format (``jsonl``, ``json``, ``trec``)."""
+    from goldkeeper.core.nested import parse_nested_run
+    from goldkeeper.core.runs import parse_run
+
+    if kind == "jsonl":
+        return parse_run(data, source)
+    if kind == "json":
+        return parse_nested_run(data, source)
+    return qrels_format.parse_trec_run(decode_utf8(data, source), source)
 
 
 def load_run(url: str, fmt: str | None = None) -> tuple[Iterator[RunEntry], Any]:
@@ -154,16 +189,16 @@ def load_run(url: str, fmt: str | None = None) -> tuple[Iterator[RunEntry], Any]
     an object whose ``hexdigest()`` is the file's sha256 once the entries are consumed."""
     source = source_name(url)
     data = read_bytes(url) if url == "-" else None
-    kind = _run_kind(url, fmt, data)
+    kind = run_kind(url, fmt, data)
     if kind == "jsonl":
         lines = Hashed(iter_blocks(url) if data is None else iter([data]))
         return iter_run(_split(lines), source), lines
-    return _trec_run(read_bytes(url) if data is None else data, source)
+    return _whole_run(read_bytes(url) if data is None else data, source, kind)
 
 
-def _trec_run(data: bytes, source: str) -> tuple[Iterator[RunEntry], Any]:
-    # A TREC run is read whole (it is grouped and sorted per query) and hashed in one call.
-    return iter(qrels_format.parse_trec_run(decode_utf8(data, source), source)), _Digest(data)
+def _whole_run(data: bytes, source: str, kind: str) -> tuple[Iterator[RunEntry], Any]:
+    # A TREC or nested run is read whole (it is grouped and sorted per query) and hashed in one call.
+    return iter(parse_run_data(data, source, kind)), _Digest(data)
 
 
 def _split(blocks: Iterable[bytes]) -> Iterator[bytes]:
@@ -178,10 +213,11 @@ def read_run_heads(url: str, fmt: str | None, depth: int) -> tuple[Iterator[RunH
     ``load_run``'s."""
     source = source_name(url)
     data = read_bytes(url) if url == "-" else None
-    if _run_kind(url, fmt, data) == "jsonl":
+    kind = run_kind(url, fmt, data)
+    if kind == "jsonl":
         hashed = Hashed(iter_blocks(url, RUN_BLOCK_BYTES) if data is None else _whole_lines(data, RUN_BLOCK_BYTES))
         return _jsonl_heads(hashed, source, depth), hashed
-    entries, digest = _trec_run(read_bytes(url) if data is None else data, source)
+    entries, digest = _whole_run(read_bytes(url) if data is None else data, source, kind)
     return iter([pack_run(entries, depth)]), digest
 
 

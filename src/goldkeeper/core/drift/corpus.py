@@ -16,8 +16,8 @@ from typing import Any, Protocol
 from typing_extensions import Required, TypedDict
 
 from goldkeeper.core.identity import text_sha
-from goldkeeper.core.jsonl import keys_in_text, keys_in_value, refuse_duplicates
-from goldkeeper.errors import InputError, compressed_input, describe_value
+from goldkeeper.core.jsonl import decode_document, keys_in_text
+from goldkeeper.errors import InputError, describe_value
 from goldkeeper.models.records import CHUNK, CORPUS_FINGERPRINTS, LIVE_CHUNK
 
 PROGRESS_EVERY = 1 << 16
@@ -211,15 +211,7 @@ def parse_corpus(data: bytes | str, source: str = "corpus") -> Corpus:
 
 
 def _parse_corpus_fields(data: bytes | str, source: str) -> Corpus:
-    from pydantic_core import from_json
-
-    try:
-        payload = from_json(data, allow_inf_nan=False)
-    except ValueError as error:
-        raise compressed_input(data[:8], source) or InputError(
-            source, f"not valid JSON ({error})", field="json", found="the file") from None
-    if keys_in_text(data) != keys_in_value(payload):
-        refuse_duplicates(data, source)
+    payload = decode_document(data, source)
     if not isinstance(payload, dict) or not isinstance(payload.get("chunks"), list):
         raise InputError(source, "a corpus snapshot is an object with a chunks array", field="chunks",
                          found=describe_value(payload.get("chunks") if isinstance(payload, dict) else payload))
