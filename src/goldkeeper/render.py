@@ -139,8 +139,9 @@ def _all_equal(strata: dict, metric: str) -> bool:
     return len(values) == 1 and sum(1 for s in strata.values() if s["n"]) > 1
 
 
-def print_report(report, console: Console | None = None) -> None:
-    """A ``Report`` or its JSON document, as tables for people."""
+def print_report(report, console: Console | None = None, *, per_query: bool = False) -> None:
+    """A ``Report`` or its JSON document, as tables for people; ``per_query`` adds each
+    query's values, one table per cutoff."""
     from rich.console import Console
     from rich.table import Table
     from rich.text import Text
@@ -151,7 +152,11 @@ def print_report(report, console: Console | None = None) -> None:
         console = Console(highlight=False, soft_wrap=True)
         if not console.is_terminal:
             # Piped output has no width to fit: make it wide enough that no cell wraps.
-            console = Console(highlight=False, soft_wrap=True, width=max(80, 16 + 26 * len(ks)))
+            width = 16 + 26 * len(ks)
+            if per_query:
+                longest = max(map(len, document.get("per_query") or {"": 0}), default=0)
+                width = max(width, longest + 3 + 14 * len(document["metrics"]) // max(len(ks), 1))
+            console = Console(highlight=False, soft_wrap=True, width=max(80, width))
     console.print(_headline(document))
     if rows:
         table = Table(show_edge=False, pad_edge=False)
@@ -178,6 +183,15 @@ def print_report(report, console: Console | None = None) -> None:
             mark = ("worst" if len(columns) == 1 else "worst " + ", ".join(worst_of)) if worst_of else ""
             table.add_row(name, str(stratum["n"]), *("not scored" if v is None else _shown(v) for v in values), mark)
         console.print(table)
+    if per_query:
+        for k, names, query_rows in _per_query_tables(document):
+            table = Table(title=f"per query @{k}", show_edge=False, pad_edge=False, title_justify="left")
+            table.add_column("query", no_wrap=True)
+            for name in names:
+                table.add_column(name, justify="right", no_wrap=True)
+            for row in query_rows:
+                table.add_row(*row)
+            console.print(table)
     verdict = document["verdict"]
     for gate in verdict.get("gates") or []:
         console.print(Text(f"{gate['status']:<13} {gate['expression']}", style=_STATUS_STYLE[gate["status"]]))
@@ -186,7 +200,29 @@ def print_report(report, console: Console | None = None) -> None:
     console.print(Text(verdict["status"], style=_STATUS_STYLE[verdict["status"]]))
 
 
-def report_markdown(report) -> str:
+def report_trec(report) -> str:
+    """trec_eval ``-q``'s layout: ``measure<TAB>query<TAB>value`` for every query in the
+    report's order, then the means as query ``all``; measures are goldkeeper's metric ids."""
+    document = _document(report)
+    lines = [f"{metric:<22}\t{query}\t{value:.4f}"
+             for query, values in (document.get("per_query") or {}).items() for metric, value in values.items()]
+    lines += [f"{metric:<22}\tall\t{measurement['value']:.4f}" for metric, measurement in document["metrics"].items()]
+    return "".join(line + "\n" for line in lines)
+
+
+def _per_query_tables(document: dict) -> list[tuple[int, list[str], list[list[str]]]]:
+    """(cutoff, metric names, rows of [query, values...]) for each cutoff of the report."""
+    per_query = document.get("per_query") or {}
+    ks = sorted({int(m.partition("@")[2]) for m in document["metrics"]})
+    tables = []
+    for k in ks:
+        names = [m.partition("@")[0] for m in document["metrics"] if m.endswith(f"@{k}")]
+        rows = [[query, *(f"{values[f'{name}@{k}']:.4f}" for name in names)] for query, values in per_query.items()]
+        tables.append((k, names, rows))
+    return tables
+
+
+def report_markdown(report, *, per_query: bool = False) -> str:
     """A ``Report`` or its JSON document as GitHub-flavoured markdown, for CI step summaries
     and Prefect artifacts."""
     document = _document(report)
@@ -215,6 +251,12 @@ def report_markdown(report) -> str:
                 cells.append((f"{value['value']:.4f}" if value else "not scored") + (" (worst)" if name == lowest else ""))
             lines.append(f"| {name} | {stratum['n']} | " + " | ".join(cells) + " |")
         lines.append("")
+    if per_query:
+        for k, names, rows in _per_query_tables(document):
+            lines.append(f"| query @{k} | " + " | ".join(names) + " |")
+            lines.append("|---|" + "---:|" * len(names))
+            lines.extend("| " + " | ".join(row) + " |" for row in rows)
+            lines.append("")
     for gate in verdict.get("gates") or []:
         lines.append(f"- **{gate['status']}** `{gate['expression']}`")
     lines.extend(f"- {reason}" for reason in verdict["reasons"])

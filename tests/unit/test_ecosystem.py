@@ -207,3 +207,40 @@ def test_writing_nested_json_refuses_what_it_could_not_read_back(tmp_path):
     run.write_text('{"query_id": "q1", "ranking": ["a", "b"]}\n')
     found = run_cli("convert", str(run), "--to", "run-json")
     assert found.code == 0 and json.loads(found.stdout) == {"q1": {"a": 2.0, "b": 1.0}}
+
+
+# trec_eval's habits ----------------------------------------------------------------------------
+
+def test_format_trec_prints_what_trec_eval_q_prints(trec_eval_dir):
+    """Line for line against trec_eval's own -q output for the same collection (out.test.aq),
+    measure names mapped to goldkeeper's ids: the value columns are the same strings."""
+    found = run_cli("score", "-j", str(trec_eval_dir / "qrels.test"), "-r", str(trec_eval_dir / "results.test"),
+                    "-k", "5,10,100", "--format", "trec")
+    assert found.code == 0, found.stderr
+    ours = {}
+    for line in found.stdout.splitlines():
+        measure, query, value = line.split("\t")
+        ours[measure.rstrip(), query] = value
+    names = {"P_5": "precision@5", "P_10": "precision@10", "recall_100": "recall@100", "ndcg_cut_10": "ndcg_linear@10",
+             "map_cut_100": "map@100", "success_5": "hit_rate@5"}
+    compared = 0
+    for line in (trec_eval_dir / "out.test.aq").read_text().splitlines():
+        measure, query, value = (part.strip() for part in line.split("\t"))
+        if measure in names:
+            assert ours[names[measure], query] == value, (measure, query)
+            compared += 1
+        elif measure == "unj_10":
+            assert float(ours["judged@10", query]) == pytest.approx(1 - float(value), abs=1e-4)
+    assert compared == 6 * 4  # three queries and "all"
+
+
+def test_per_query_shows_each_querys_values_in_text_and_markdown(trec_eval_dir):
+    arguments = ["score", "-j", str(trec_eval_dir / "qrels.test"), "-r", str(trec_eval_dir / "results.test"), "-k", "10",
+                 "--no-intervals", "--per-query"]
+    text = run_cli(*arguments).stdout
+    assert "per query @10" in text
+    row = next(line for line in text.splitlines() if line.startswith("302 "))
+    assert "0.7530" in row  # trec_eval's ndcg_cut_10 for query 302
+    markdown = run_cli(*arguments, "--format", "markdown").stdout
+    assert "| query @10 | precision | recall | ndcg | ndcg_linear | mrr | map | hit_rate | judged |" in markdown
+    assert "per query" not in run_cli(*arguments[:-1]).stdout

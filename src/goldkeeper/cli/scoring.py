@@ -80,6 +80,13 @@ def check_bootstrap(confidence: float, resamples: int) -> None:
         raise UsageError(f"--resamples: must be at least 100, got {resamples}")
 
 
+class ScoreFormat(str, Enum):
+    text = "text"
+    json = "json"
+    markdown = "markdown"
+    trec = "trec"
+
+
 def bootstrap_spec(intervals: bool, confidence: float, resamples: int, seed: int):
     if not intervals:
         return None
@@ -92,7 +99,7 @@ def bootstrap_spec(intervals: bool, confidence: float, resamples: int, seed: int
 def run_score(*, judgments: str, run: str, k: list[str], threshold: int, gate: list[str], baseline: str | None,
               corpus: str | None, report: str | None, judgments_format: LabelsFormat | None, run_format: str | None,
               now: str | None, intervals: bool, confidence: float, resamples: int, seed: int,
-              output: ReportFormat) -> int:
+              output: ScoreFormat, per_query: bool = False) -> int:
     """Score a run against judgments, decide the gates, write the report: the exit code
     (0 PASS, 1 FAIL or INDETERMINATE); bad input raises."""
     from goldkeeper.core.reporting import report_document
@@ -131,21 +138,25 @@ def run_score(*, judgments: str, run: str, k: list[str], threshold: int, gate: l
     # The report stays JSON values (no pydantic) unless a renderer wants the model.
     built = report_document(result, validation, generated_at=generated, gates=gates,
                             baseline=previous, inputs=inputs, drift=drift_counts_found, corpus=corpus_info)
-    if report or output is ReportFormat.json:
+    if report or output is ScoreFormat.json:
         document = report_bytes(built)
         if report:
             write_bytes_atomic(report, document)
-    if output is ReportFormat.json:
+    if output is ScoreFormat.json:
         sys.stdout.flush()
         sys.stdout.buffer.write(document)
-    elif output is ReportFormat.markdown:
+    elif output is ScoreFormat.markdown:
         from goldkeeper.render import report_markdown
 
-        sys.stdout.write(report_markdown(built))
+        sys.stdout.write(report_markdown(built, per_query=per_query))
+    elif output is ScoreFormat.trec:
+        from goldkeeper.render import report_trec
+
+        sys.stdout.write(report_trec(built))
     else:
         from goldkeeper.render import print_report
 
-        print_report(built)
+        print_report(built, per_query=per_query)
     return EXIT_OK if built["verdict"]["status"] == "PASS" else EXIT_FAILED
 
 
@@ -160,14 +171,15 @@ def score(
     corpus: Annotated[Optional[str], typer.Option("--corpus", help="A corpus snapshot: check drift first.")] = None,
     report: Annotated[Optional[str], typer.Option("--report", help="Also write the report JSON here.")] = None,
     judgments_format: Annotated[Optional[LabelsFormat], typer.Option(
-        "--judgments-format", help="jsonl, trec or beir; guessed from the name and first line if omitted.")] = None,
-    run_format: Annotated[Optional[str], typer.Option("--run-format", help="jsonl or trec; guessed if omitted.")] = None,
+        "--judgments-format", help="jsonl, json (nested), trec or beir; guessed from the name and first line if omitted.")] = None,
+    run_format: Annotated[Optional[str], typer.Option("--run-format", help="jsonl, json (nested) or trec; guessed if omitted.")] = None,
     now: Annotated[Optional[str], typer.Option("--now", help="Report time (ISO 8601); else SOURCE_DATE_EPOCH; else now.")] = None,
     intervals: Annotated[bool, typer.Option("--intervals/--no-intervals", help="A confidence interval on every metric.")] = True,
     confidence: Annotated[float, typer.Option("--confidence", callback=probability, help="Interval confidence level.")] = 0.95,
     resamples: Annotated[int, typer.Option("--resamples", min=1, help="Bootstrap resamples for graded metrics under 500 queries (from 500 the distribution is computed).")] = 10_000,
     seed: Annotated[int, typer.Option("--seed", min=0, help="Bootstrap seed (under 500 queries).")] = 0,
-    output: Annotated[ReportFormat, typer.Option("--format", help="text, json or markdown.")] = ReportFormat.text,
+    output: Annotated[ScoreFormat, typer.Option("--format", help="text, json, markdown, or trec (trec_eval -q's measure, query, value lines).")] = ScoreFormat.text,
+    per_query: Annotated[bool, typer.Option("--per-query", help="Text and markdown: each query's values too.")] = False,
 ) -> None:
     """Score a run against judgments and decide the gates. Exit 0 PASS, 1 FAIL or INDETERMINATE."""
     raise typer.Exit(run_score(**locals()))
