@@ -11,6 +11,7 @@ The public API, stable by name::
     validate -> ValidationResult of Issue      is a judgment set sound enough to score?
     score -> ScoreResult, build_report          metrics per query, per stratum, averaged
     parse_gate, evaluate_gates, summarize       verdicts and intervals of repeated samples
+    compare_scores -> Comparison                paired tests of runs against a baseline, Holm
     classify_drift -> DriftResult, fix_drift    which labels still hold after a re-chunk, and
     rejudgment_queue                            the sound repairs; what a person must look at
     parse_corpus, read_corpus                   snapshots: corpus.json text, or any by URL
@@ -31,6 +32,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterable
 
     from goldkeeper.core.adapters import judgments_from, run_from
+    from goldkeeper.core.comparison import Comparison, compare_scores
     from goldkeeper.core.drift import Corpus, DriftResult, LiveChunk, parse_corpus, rejudgment_queue
     from goldkeeper.core.drift import classify as classify_drift
     from goldkeeper.core.gates import Gate, GateEvaluation, evaluate_gates, parse_gate
@@ -53,6 +55,7 @@ _LAZY = {
     **{name: ("goldkeeper.core.qrels", name)
        for name in ("parse_beir_tsv", "parse_trec_qrels", "parse_trec_run", "to_qrels", "to_trec_run")},
     "parse_run": ("goldkeeper.core.runs", "parse_run"),
+    **{name: ("goldkeeper.core.comparison", name) for name in ("Comparison", "compare_scores")},
     **{name: ("goldkeeper.core.adapters", name) for name in ("judgments_from", "run_from")},
     **{name: ("goldkeeper.core.drift", name)
        for name in ("Corpus", "DriftResult", "LiveChunk", "parse_corpus", "rejudgment_queue")},
@@ -84,6 +87,7 @@ def __dir__() -> list[str]:
 
 __all__ = [
     "Chunk",
+    "Comparison",
     "Corpus",
     "CorpusSnapshot",
     "DriftResult",
@@ -106,6 +110,7 @@ __all__ = [
     "build_report",
     "chunk_id",
     "classify_drift",
+    "compare_scores",
     "dump_judgments",
     "evaluate_gates",
     "fix_drift",

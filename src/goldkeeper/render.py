@@ -6,6 +6,8 @@ import sys
 from collections import Counter
 from typing import TYPE_CHECKING, Any
 
+from goldkeeper.models.frames import labelled
+
 if TYPE_CHECKING:
     from rich.console import Console
 
@@ -72,11 +74,6 @@ def _shown(measurement: dict) -> str:
     return shown if ci is None else shown + f" [{ci[0]:.4f}, {ci[1]:.4f}]"
 
 
-#: How a metric's row is labelled where people read it: the two nDCGs name their gain, so no
-#: one compares goldkeeper's ``ndcg`` with another tool's ``ndcg`` (the linear one) by name.
-_ROW_LABEL = {"ndcg": "ndcg (gain 2^g-1)", "ndcg_linear": "ndcg_linear (gain g: nDCG)"}
-
-
 def _metric_rows(document: dict) -> tuple[list[tuple[str, list[str]]], list[int]]:
     """Rows of (metric label, values by cutoff) in report order, and the cutoffs."""
     names: dict[str, dict[int, str]] = {}
@@ -84,7 +81,7 @@ def _metric_rows(document: dict) -> tuple[list[tuple[str, list[str]]], list[int]
         name, _, k = metric_id.partition("@")
         names.setdefault(name, {})[int(k)] = _shown(measurement)
     ks = sorted({int(m.partition("@")[2]) for m in document["metrics"]})
-    return [(_ROW_LABEL.get(name, name), [values.get(k, "") for k in ks]) for name, values in names.items()], ks
+    return [(labelled(name), [values.get(k, "") for k in ks]) for name, values in names.items()], ks
 
 
 def stratum_order(report, metric: str) -> list[tuple[str, dict, dict | None]]:

@@ -265,3 +265,28 @@ def test_a_reviewer_answers_the_queue_from_the_paused_runs_form_and_the_suite_is
     assert read_latest_queue(root, "Refunds")[1] == []
     (evaluation,) = read_history(root, "Refunds")  # scored again, on the new version
     assert evaluation["judgments_sha256"] == __import__("hashlib").sha256(data).hexdigest()
+
+
+def test_a_report_in_a_notebook_cell_reads_as_a_table(browser, trec_eval_dir):
+    """What a notebook shows for a report (``_repr_html_``), rendered by Chromium as Jupyter
+    puts it into an output cell: the verdict as the caption, one row per metric, numbers
+    right-aligned to four decimals with their interval."""
+    import goldkeeper
+
+    labels = goldkeeper.read_judgments(str(trec_eval_dir / "qrels.test"))
+    result = goldkeeper.score(labels, goldkeeper.read_run(str(trec_eval_dir / "results.test")), k=[10])
+    report = goldkeeper.build_report(result, goldkeeper.validate(labels), generated_at="2026-12-02T00:00:00Z",
+                                     gates=["ndcg_linear@10:0.5", "recall@10:ci-lower:0.1"])
+    page = _page(browser)
+    page.set_content(f'<html><body style="font-family:sans-serif"><div class="output_html">{report._repr_html_()}'
+                     "</div></body></html>")
+    table = page.locator("table.goldkeeper")
+    expect(table.locator("caption")).to_have_text("goldkeeper FAIL: 3 of 3 judged queries scored")
+    row = table.locator("tr", has_text="ndcg_linear@10 (gain g: nDCG)")
+    value = f"{result.metrics['ndcg_linear@10']['value']:.4f}"
+    expect(row.locator("td").nth(1)).to_have_text(value)
+    assert row.locator("td").nth(1).evaluate("cell => getComputedStyle(cell).textAlign") == "right"
+    expect(table.locator("tbody tr")).to_have_count(len(result.metrics))
+    expect(page.locator("li", has_text="ndcg_linear@10:0.5")).to_contain_text("FAIL")
+    assert _shot(page, "notebook-report").stat().st_size > 0
+    page.close()

@@ -244,3 +244,38 @@ def test_per_query_shows_each_querys_values_in_text_and_markdown(trec_eval_dir):
     markdown = run_cli(*arguments, "--format", "markdown").stdout
     assert "| query @10 | precision | recall | ndcg | ndcg_linear | mrr | map | hit_rate | judged |" in markdown
     assert "per query" not in run_cli(*arguments[:-1]).stdout
+
+
+# Notebooks and data frames ---------------------------------------------------------------------
+
+def test_results_reports_and_comparisons_become_data_frames(collection):
+    _, _, qrels, run = collection
+    result = goldkeeper.score(qrels, run, k=[5, 10])
+    table = result.to_pandas()
+    assert list(table.columns) == ["value", "ci_low", "ci_high", "n", "ci_method"]
+    assert table.loc["ndcg_linear@10", "value"] == result.metrics["ndcg_linear@10"]["value"]
+    assert (table.loc["recall@5", "ci_low"], table.loc["recall@5", "ci_high"]) == tuple(result.metrics["recall@5"]["ci"])
+    queries = result.to_pandas(per_query=True)
+    assert queries.index.name == "query_id" and sorted(queries.index) == sorted(result.per_query)
+    assert queries.loc["302", "ndcg_linear@10"] == result.per_query["302"]["ndcg_linear@10"]
+
+    report = goldkeeper.build_report(result, goldkeeper.validate(goldkeeper.judgments_from(qrels)),
+                                     generated_at="2026-12-02T00:00:00Z", gates=["recall@5:0.9"])
+    assert report.to_pandas().equals(table)
+    assert report.to_pandas(per_query=True).equals(queries)
+    shown = report._repr_html_()
+    assert "goldkeeper FAIL: 3 of 3 judged queries scored" in shown and "<code>recall@5:0.9</code>" in shown
+
+    worse = {query: dict(list(docs.items())[::-1]) for query, docs in run.items()}
+    comparison = goldkeeper.compare_scores([("base", result), ("reversed", goldkeeper.score(qrels, worse, k=[5, 10]))],
+                                           metrics=["ndcg_linear@10"])
+    frame = comparison.to_pandas()
+    assert list(frame["challenger"]) == ["reversed"] and frame.loc[0, "p"] == comparison["comparisons"][0]["p"]
+    assert json.loads(json.dumps(comparison))["baseline"] == "base"  # still the JSON document
+    assert "against base on 3 queries" in comparison._repr_html_()
+
+
+def test_the_notebook_display_escapes_what_it_shows():
+    result = goldkeeper.score({"<q>&": {"d1": 1}}, {"<q>&": {"d1": 1.0}}, k=[1])
+    queries = goldkeeper.compare_scores([("<b>base</b>", result), ("x", result)])._repr_html_()
+    assert "&lt;b&gt;base&lt;/b&gt;" in queries and "<b>base</b>" not in queries

@@ -16,7 +16,7 @@ import numpy as np
 from goldkeeper.core.scoring import ScoreResult
 from goldkeeper.core.significance import holm, min_attainable_p, paired_permutation_test
 
-__all__ = ["compare_scores"]
+__all__ = ["Comparison", "compare_scores"]
 
 _ROUND = 12
 
@@ -75,7 +75,7 @@ def compare_scores(
             else:
                 row["verdict"] = "no difference detected"
         comparisons.extend(rows)
-    return {
+    return Comparison({
         "baseline": base_name,
         "queries": len(queries),
         "alpha": alpha,
@@ -87,4 +87,21 @@ def compare_scores(
             "seed": seed,
         },
         "comparisons": comparisons,
-    }
+    })
+
+
+class Comparison(dict):
+    """``compare_scores``'s result: its JSON document (a dict, as ``compare --format json``
+    writes it), with a DataFrame and a notebook display of the comparisons."""
+
+    def to_pandas(self) -> Any:
+        """One row per (metric, challenger): means, difference, p, Holm's p, verdict."""
+        from goldkeeper.models.frames import COMPARISON_COLUMNS, frame
+
+        return frame(self["comparisons"], COMPARISON_COLUMNS)
+
+    def _repr_html_(self) -> str:
+        from goldkeeper.models.frames import COMPARISON_COLUMNS, html_table
+
+        return html_table(self["comparisons"], COMPARISON_COLUMNS,
+                          f"against {self['baseline']} on {self['queries']} queries, alpha {self['alpha']}")

@@ -99,6 +99,21 @@ class ScoreResult:
         """Share of judged queries that have an entry in the run (0 when nothing is judged)."""
         return (self.queries - len(self.missing_queries)) / self.queries if self.queries else 0.0
 
+    def to_pandas(self, per_query: bool = False) -> Any:
+        """The metrics as a DataFrame (``metric``, ``value``, ``ci_low``, ``ci_high``, ``n``,
+        ``ci_method``), or with ``per_query`` one row per scored query and a column per metric."""
+        from goldkeeper.models.frames import METRIC_COLUMNS, frame, metric_rows, per_query_frame
+
+        if per_query:
+            return per_query_frame(self.per_query)
+        return frame(metric_rows(self.metrics), METRIC_COLUMNS, index="metric")
+
+    def _repr_html_(self) -> str:
+        from goldkeeper.models.frames import metrics_html
+
+        return metrics_html(self.metrics, f"{len(self.per_query)} of {self.queries} judged queries scored, "
+                                          f"run coverage {self.coverage:.1%}")
+
 
 def metric_ids(ks: Sequence[int]) -> list[MetricId]:
     return [MetricId(name, k) for k in ks for name in METRIC_NAMES]

@@ -7,7 +7,7 @@ goldkeeper's. goldkeeper's own additions live in extra fields, which that schema
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -114,6 +114,28 @@ class Report(BaseModel):
     metrics: dict[str, Measurement]
     per_stratum: dict[str, StratumScore] | None = None
     verdict: Verdict
+
+    def to_pandas(self, per_query: bool = False) -> Any:
+        """The metrics as a DataFrame (``metric``, ``value``, ``ci_low``, ``ci_high``, ``n``,
+        ``ci_method``), or with ``per_query`` one row per scored query and a column per metric."""
+        from goldkeeper.models.frames import METRIC_COLUMNS, frame, metric_rows, per_query_frame
+
+        if per_query:
+            return per_query_frame((self.model_extra or {}).get("per_query") or {})
+        return frame(metric_rows(self.metrics), METRIC_COLUMNS, index="metric")
+
+    def _repr_html_(self) -> str:
+        from html import escape
+
+        from goldkeeper.models.frames import metrics_html
+
+        verdict = self.verdict
+        gates = "".join(f"<li><b>{escape(g.status)}</b> <code>{escape(g.expression)}</code></li>"
+                        for g in verdict.gates or [])
+        reasons = "".join(f"<li>{escape(reason)}</li>" for reason in verdict.reasons)
+        listed = f"<ul>{gates}{reasons}</ul>" if gates or reasons else ""
+        return metrics_html(self.metrics, f"goldkeeper {verdict.status}: {self.judgments.queries_scored} of "
+                                          f"{self.judgments.queries} judged queries scored", listed)
 
     def to_json_dict(self) -> dict:
         """The wire form: unset optional fields omitted, as the reference writes them.
