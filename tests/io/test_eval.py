@@ -219,3 +219,141 @@ def test_queries_without_text_and_bad_options_are_refused(tmp_path, server):
         from goldkeeper.io.retrievers import hits_from_payload
 
         hits_from_payload([{"id": "d1"}], Query("q1", "x", 5))
+
+
+# The HTTP client (httpx): proxies from the environment, kept-alive connections, Retry-After ----
+
+class _KeepAlive(BaseHTTPRequestHandler):
+    """An HTTP/1.1 retriever (connections kept open) that records each request's target and
+    the client port it came from; as a proxy it receives absolute URLs."""
+
+    protocol_version = "HTTP/1.1"
+    targets: list[str] = []
+    ports: list[int] = []
+    status = 200
+    retry_after: str | None = None
+
+    def log_message(self, *args):
+        pass
+
+    def do_GET(self):
+        type(self).targets.append(self.path)
+        type(self).ports.append(self.client_address[1])
+        if self.status != 200:
+            self.send_response(self.status)
+            if self.retry_after is not None:
+                self.send_header("Retry-After", self.retry_after)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return
+        data = json.dumps({"hits": [{"id": "d1", "score": 1.0}]}).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+
+@pytest.fixture
+def keep_alive():
+    _KeepAlive.targets, _KeepAlive.ports, _KeepAlive.status, _KeepAlive.retry_after = [], [], 200, None
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), _KeepAlive)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{httpd.server_address[1]}"
+    httpd.shutdown()
+    httpd.server_close()
+
+
+def test_the_proxy_comes_from_the_environment(keep_alive, judgments, tmp_path):
+    """The retriever's host does not resolve: the answer can only come through HTTP_PROXY."""
+    import os
+    import subprocess
+
+    env = {**os.environ, "HTTP_PROXY": keep_alive, "NO_PROXY": "", "no_proxy": ""}
+    done = subprocess.run([sys.executable, "-m", "goldkeeper", "eval", "-j", str(judgments), "--url-template",
+                           "http://retriever.invalid/search?q={query}", "--results-path", "hits", "--out",
+                           str(tmp_path / "out"), "--format", "json"], capture_output=True, env=env, timeout=120)
+    assert done.returncode in (0, 1), done.stderr
+    report = json.loads(done.stdout)["systems"]["http"]
+    assert report["retrieval"]["errors"] == 0
+    assert len(_KeepAlive.targets) == len(HOSTILE)
+    assert all(target.startswith("http://retriever.invalid/search?q=") for target in _KeepAlive.targets)
+
+
+def test_one_worker_keeps_one_connection_alive(keep_alive):
+    retriever = HttpRetriever(keep_alive + "/s?q={query}", results_path="hits")
+    outcomes = run_queries(retriever, [Query(f"q{i}", f"text {i}", 10) for i in range(20)], concurrency=1)
+    retriever.close()
+    assert all(o.hits is not None for o in outcomes)
+    assert len(_KeepAlive.ports) == 20 and len(set(_KeepAlive.ports)) == 1
+
+
+@pytest.mark.parametrize(("header", "expected"), [("7", 7.0), (None, None), ("soon", None)])
+def test_a_429_carries_the_servers_retry_after(keep_alive, header, expected):
+    _KeepAlive.status, _KeepAlive.retry_after = 429, header
+    retriever = HttpRetriever(keep_alive + "/s?q={query}", results_path="hits")
+    with pytest.raises(RetrieverError) as caught:
+        retriever.search(Query("q1", "x", 10))
+    retriever.close()
+    assert caught.value.transient and caught.value.retry_after == expected
+
+
+def test_retry_after_as_an_http_date():
+    from email.utils import formatdate
+
+    from goldkeeper.io.retrievers import retry_after_seconds
+
+    assert retry_after_seconds(formatdate(1_000_030, usegmt=True), now=1_000_000) == 30.0
+    assert retry_after_seconds(formatdate(999_000, usegmt=True), now=1_000_000) == 0.0
+
+
+class _Refuses:
+    """Transient failures with a given Retry-After, then an answer."""
+
+    def __init__(self, retry_after, failures=1):
+        self.retry_after, self.failures = retry_after, failures
+
+    def identity(self):
+        return {"backend": "test"}
+
+    def search(self, query):
+        from goldkeeper.io.retrievers import Hits
+
+        if self.failures:
+            self.failures -= 1
+            raise RetrieverError(f"query {query.query_id}: HTTP 429", transient=True, retry_after=self.retry_after)
+        return Hits(("d1",))
+
+    def close(self):
+        pass
+
+
+def test_the_retry_waits_at_least_what_the_server_asked():
+    waits = []
+    outcomes = run_queries(_Refuses(2.5), [Query("q1", "x", 10)], sleep=waits.append, backoff=0.2)
+    assert outcomes[0].hits is not None and outcomes[0].attempts == 2
+    assert waits == [2.5]
+
+
+def test_a_server_asking_to_wait_past_the_limit_fails_the_query_without_waiting():
+    waits = []
+    outcomes = run_queries(_Refuses(3600.0), [Query("q1", "x", 10)], sleep=waits.append)
+    assert waits == [] and outcomes[0].hits is None
+    assert outcomes[0].error == ("query q1: HTTP 429; the server asked to wait 3600 s, more than goldkeeper "
+                                 "waits (120 s)")
+
+
+def test_backoff_is_exponential_with_jitter():
+    import random
+
+    from goldkeeper.io.retrieval import retry_delay
+
+    draws = random.Random(0)
+    for attempt in (1, 2, 3, 4):
+        ceiling = 0.2 * 2 ** (attempt - 1)
+        delays = [retry_delay(attempt, 0.2, uniform=draws.uniform) for _ in range(50)]
+        assert all(ceiling / 2 <= d <= ceiling for d in delays)
+        assert len(set(delays)) == 50  # workers that failed together do not retry together
+    waits = []
+    run_queries(_Refuses(None, failures=3), [Query("q1", "x", 10)], sleep=waits.append, backoff=0.2, retries=3)
+    assert [0.1 <= waits[0] <= 0.2, 0.2 <= waits[1] <= 0.4, 0.4 <= waits[2] <= 0.8] == [True] * 3

@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import random
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -23,7 +24,8 @@ from typing import Any, Protocol
 
 from goldkeeper.io.retrievers import Hits, Query, RetrieverError
 
-__all__ = ["Outcome", "Retrieved", "Retriever", "judged_queries", "retrieve_run", "retrieve_to_storage", "run_queries"]
+__all__ = ["MAX_RETRY_AFTER", "Outcome", "Retrieved", "Retriever", "judged_queries", "retrieve_run", "retrieve_to_storage",
+           "retry_delay", "run_queries"]
 
 
 class Retriever(Protocol):
@@ -97,6 +99,23 @@ class _RateLimit:
             time.sleep(start - now)
 
 
+#: The longest ``Retry-After`` goldkeeper honours; a server asking for more fails the query.
+MAX_RETRY_AFTER = 120.0
+
+
+def retry_delay(attempt: int, backoff: float, retry_after: float | None = None,
+                uniform: Callable[[float, float], float] = random.uniform) -> float | None:
+    """Seconds to wait before retry ``attempt`` (1 for the first): exponential backoff with
+    "equal jitter" (between half and all of ``backoff * 2^(attempt-1)``), so that the workers a
+    failure hit at once do not retry at once; at least the server's ``Retry-After``. None when
+    that is longer than ``MAX_RETRY_AFTER``."""
+    ceiling = backoff * 2 ** (attempt - 1)
+    delay = uniform(ceiling / 2, ceiling)
+    if retry_after is None:
+        return delay
+    return None if retry_after > MAX_RETRY_AFTER else max(delay, retry_after)
+
+
 def run_queries(
     retriever: Retriever,
     queries: Sequence[Query],
@@ -107,8 +126,10 @@ def run_queries(
     rate: float | None = None,
     cache: str | None = None,
     progress: Callable[[int], None] | None = None,
+    sleep: Callable[[float], None] = time.sleep,
 ) -> list[Outcome]:
-    """Every query's outcome, in the order given (see the module docstring)."""
+    """Every query's outcome, in the order given (see the module docstring). ``sleep`` waits
+    between attempts (``retry_delay``)."""
     if concurrency < 1:
         raise ValueError(f"concurrency must be at least 1, got {concurrency}")
     identity = retriever.identity()
@@ -129,8 +150,12 @@ def run_queries(
                 hits = retriever.search(query)
             except RetrieverError as error:
                 if error.transient and attempt <= retries:
-                    time.sleep(backoff * 2 ** (attempt - 1))
-                    continue
+                    delay = retry_delay(attempt, backoff, error.retry_after)
+                    if delay is not None:
+                        sleep(delay)
+                        continue
+                    return Outcome(query, None, f"{error}; the server asked to wait {error.retry_after:.0f} s, more "
+                                                f"than goldkeeper waits ({MAX_RETRY_AFTER:.0f} s)", attempt)
                 return Outcome(query, None, str(error), attempt)
             store.put(key, hits)
             return Outcome(query, hits, None, attempt)

@@ -15,6 +15,7 @@ import math
 import os
 import re
 import subprocess
+import threading
 import urllib.parse
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -33,6 +34,7 @@ __all__ = [
     "RunFileRetriever",
     "hits_from_payload",
     "make_retriever",
+    "retry_after_seconds",
 ]
 
 BACKENDS = ("http", "command", "run-file", "python")
@@ -53,9 +55,30 @@ class Hits:
 
 
 class RetrieverError(Exception):
-    def __init__(self, message: str, *, transient: bool = False) -> None:
+    """``transient``: worth retrying; ``retry_after``: the seconds the server asked to wait
+    (HTTP ``Retry-After``), or None."""
+
+    def __init__(self, message: str, *, transient: bool = False, retry_after: float | None = None) -> None:
         super().__init__(message)
         self.transient = transient
+        self.retry_after = retry_after
+
+
+def retry_after_seconds(value: str | None, now: float) -> float | None:
+    """An HTTP ``Retry-After`` value (delay-seconds or an HTTP date) as seconds from ``now``
+    (Unix time); None when absent or unreadable."""
+    if not value:
+        return None
+    value = value.strip()
+    if value.isdigit():
+        return float(value)
+    from email.utils import parsedate_to_datetime
+
+    try:
+        moment = parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, moment.timestamp() - now) if moment.tzinfo is not None else None
 
 
 def _dig(payload: Any, path: str, query: Query) -> Any:
@@ -126,21 +149,20 @@ class HttpRetriever:
     in the URL and filled verbatim into a JSON body template. ``headers_from_env`` maps header
     names to environment variables, read when the retriever is made.
 
-    Each worker thread keeps one persistent HTTP/1.1 connection (the standard library's
-    http.client): a fraction of a general client's cost per call, which matters when the
-    retriever answers in milliseconds. A broken connection is reopened on the next call."""
+    One ``httpx.Client`` serves every worker thread: its pool keeps connections alive between
+    calls, proxies come from the environment (``HTTPS_PROXY``, ``HTTP_PROXY``, ``NO_PROXY``),
+    and redirects are not followed (a 3xx is an error naming where it points). A 429 or 503
+    passes its ``Retry-After`` to the retry loop (io.retrieval)."""
 
     def __init__(self, url_template: str, *, method: str = "GET", body_template: str | None = None,
                  results_path: str = "", id_field: str = "id", score_field: str | None = "score",
                  headers_from_env: Mapping[str, str] | None = None, timeout: float = 10.0) -> None:
-        import threading
-
         method = method.upper()
         if method not in ("GET", "POST"):
             raise UsageError(f"--method: GET or POST, got {method}")
         try:
             parts = urllib.parse.urlsplit(url_template)
-            port = parts.port  # a port that is not a number from 0 to 65535 is refused here
+            _ = parts.port  # a port that is not a number from 0 to 65535 is refused here
         except ValueError as error:
             raise UsageError(f"--url-template: {str(error).lower()}, got {url_template}") from None
         if parts.scheme not in ("http", "https") or not parts.hostname:
@@ -164,71 +186,71 @@ class HttpRetriever:
                                  "(CR, LF, NUL...), which an HTTP header cannot carry; it is not shown here")
             headers[name] = value
         self.url_template, self.method, self.timeout = url_template, method, timeout
-        self.scheme, self.host, self.port = parts.scheme, parts.hostname, port
         self.results_path, self.id_field, self.score_field = results_path, id_field, score_field
         self.header_names = sorted(set(headers_from_env or {}))
         self._headers = headers
+        self._extensions = {"timeout": dict.fromkeys(("connect", "read", "write", "pool"), timeout)}
         self._local = threading.local()
-        self._opened: list[Any] = []
+        self._clients: list[Any] = []
+        self._clients_lock = threading.Lock()
 
     def identity(self) -> dict[str, Any]:
         return {"backend": "http", "url": self.url_template, "method": self.method, "body": self.body,
                 "results_path": self.results_path, "id_field": self.id_field, "score_field": self.score_field,
                 "headers": self.header_names}
 
-    def _connection(self) -> Any:
-        import http.client
+    def _http(self) -> Any:
+        client = getattr(self._local, "client", None)
+        if client is None:
+            import httpx
 
-        connection = getattr(self._local, "connection", None)
-        if connection is None:
-            kind = http.client.HTTPSConnection if self.scheme == "https" else http.client.HTTPConnection
-            connection = self._local.connection = kind(self.host, self.port, timeout=self.timeout)
-            self._opened.append(connection)
-        return connection
+            # One client (and pool) per worker thread: threads sharing one pool wait on its
+            # lock, which cost two thirds of the throughput against a fast retriever.
+            # Requests are built here, not by the client (``send``), which saves a third of
+            # its cost per call; the client still picks the proxy and keeps the connection.
+            client = self._local.client = httpx.Client(timeout=self.timeout, follow_redirects=False)
+            with self._clients_lock:
+                self._clients.append(client)
+        return client
 
     def search(self, query: Query) -> Hits:
-        import http.client
+        import httpx
 
         url = _fill(self.url_template, query, lambda v: urllib.parse.quote(v, safe=""))
-        parts = urllib.parse.urlsplit(url)
-        target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
-        body = None
-        headers = self._headers
+        content, headers = None, None
         if self.method == "POST":
-            body = json.dumps(_fill_json(self.body, query) if self.body is not None else None).encode("utf-8")
-            headers = {**headers, "Content-Type": "application/json"}
-        connection = self._connection()
+            content = json.dumps(_fill_json(self.body, query) if self.body is not None else None).encode("utf-8")
+            headers = {"Content-Type": "application/json"}
+        request = httpx.Request(self.method, url, content=content, headers={**self._headers, **(headers or {})},
+                                extensions=self._extensions)
         try:
-            connection.request(self.method, target, body=body, headers=headers)
-            response = connection.getresponse()
-            data = response.read()
-        except TimeoutError:
-            self._drop(connection)
+            response = self._http().send(request)
+        except httpx.TimeoutException:
             raise RetrieverError(f"query {query.query_id}: no answer within the timeout", transient=True) from None
-        except (OSError, http.client.HTTPException, ValueError) as error:  # the type only: no header value
-            self._drop(connection)
+        except (httpx.TransportError, httpx.DecodingError, OSError) as error:  # the type only: no header value
             raise RetrieverError(f"query {query.query_id}: {type(error).__name__}", transient=True) from None
-        if response.status >= 400:
-            transient = response.status == 429 or response.status >= 500
-            raise RetrieverError(f"query {query.query_id}: HTTP {response.status}", transient=transient)
-        if not 200 <= response.status < 300:  # a redirect's body is not the retriever's answer
-            moved = f" to {response.getheader('Location')}" if response.getheader("Location") else ""
-            raise RetrieverError(f"query {query.query_id}: HTTP {response.status}, a redirect{moved}, which goldkeeper "
+        status = response.status_code
+        if status >= 400:
+            import time
+
+            transient = status == 429 or status >= 500
+            wait = retry_after_seconds(response.headers.get("Retry-After"), time.time()) if transient else None
+            raise RetrieverError(f"query {query.query_id}: HTTP {status}", transient=transient, retry_after=wait)
+        if not 200 <= status < 300:  # a redirect's body is not the retriever's answer
+            location = response.headers.get("Location")
+            moved = f" to {location}" if location else ""
+            raise RetrieverError(f"query {query.query_id}: HTTP {status}, a redirect{moved}, which goldkeeper "
                                  "does not follow: give --url-template the final address", transient=False)
         try:
-            payload = json.loads(data)
+            payload = json.loads(response.content)
         except ValueError:
             raise RetrieverError(f"query {query.query_id}: the response is not JSON "
-                                 f"({response.getheader('content-type') or 'no content type'})") from None
+                                 f"({response.headers.get('content-type') or 'no content type'})") from None
         return hits_from_payload(payload, query, self.results_path, self.id_field, self.score_field)
 
-    def _drop(self, connection: Any) -> None:
-        connection.close()
-        self._local.connection = None
-
     def close(self) -> None:
-        for connection in self._opened:
-            connection.close()
+        for client in self._clients:
+            client.close()
 
 
 _HEADER_NAME = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
