@@ -149,10 +149,13 @@ class HttpRetriever:
     in the URL and filled verbatim into a JSON body template. ``headers_from_env`` maps header
     names to environment variables, read when the retriever is made.
 
-    One ``httpx.Client`` serves every worker thread: its pool keeps connections alive between
-    calls, proxies come from the environment (``HTTPS_PROXY``, ``HTTP_PROXY``, ``NO_PROXY``),
-    and redirects are not followed (a 3xx is an error naming where it points). A 429 or 503
-    passes its ``Retry-After`` to the retry loop (io.retrieval)."""
+    Each worker thread keeps a connection pool of httpcore (httpx's transport): connections
+    stay alive between calls, proxies come from the environment (``HTTPS_PROXY``,
+    ``HTTP_PROXY``, ``NO_PROXY``, as curl reads them), certificates are checked against the
+    system's store, and redirects are not followed (a 3xx is an error naming where it points).
+    A 429 or 5xx passes its ``Retry-After`` to the retry loop (io.retrieval). (httpx's own
+    client costs three times the CPU per call, which against a fast retriever was 63% of
+    eval's throughput: bench/RESULTS.md.)"""
 
     def __init__(self, url_template: str, *, method: str = "GET", body_template: str | None = None,
                  results_path: str = "", id_field: str = "id", score_field: str | None = "score",
@@ -184,73 +187,86 @@ class HttpRetriever:
                 # The value is a secret: never shown, whatever it holds (logs, Prefect states).
                 raise UsageError(f"--header-env {name}={variable}: the value of {variable} holds a control character "
                                  "(CR, LF, NUL...), which an HTTP header cannot carry; it is not shown here")
+            try:
+                value.encode("latin-1")
+            except UnicodeEncodeError:
+                raise UsageError(f"--header-env {name}={variable}: the value of {variable} holds characters beyond "
+                                 "Latin-1, which an HTTP header cannot carry; it is not shown here") from None
             headers[name] = value
         self.url_template, self.method, self.timeout = url_template, method, timeout
         self.results_path, self.id_field, self.score_field = results_path, id_field, score_field
         self.header_names = sorted(set(headers_from_env or {}))
-        self._headers = headers
+        self.scheme, self.host = parts.scheme, parts.hostname
+        self._headers = [(name.encode("latin-1"), value.encode("latin-1")) for name, value in headers.items()]
         self._extensions = {"timeout": dict.fromkeys(("connect", "read", "write", "pool"), timeout)}
         self._local = threading.local()
-        self._clients: list[Any] = []
-        self._clients_lock = threading.Lock()
+        self._pools: list[Any] = []
+        self._pools_lock = threading.Lock()
+        self._ssl: Any = None
 
     def identity(self) -> dict[str, Any]:
         return {"backend": "http", "url": self.url_template, "method": self.method, "body": self.body,
                 "results_path": self.results_path, "id_field": self.id_field, "score_field": self.score_field,
                 "headers": self.header_names}
 
-    def _http(self) -> Any:
-        client = getattr(self._local, "client", None)
-        if client is None:
-            import httpx
+    def _pool(self) -> Any:
+        pool = getattr(self._local, "pool", None)
+        if pool is None:
+            import ssl
+            import urllib.request
 
-            # One client (and pool) per worker thread: threads sharing one pool wait on its
-            # lock, which cost two thirds of the throughput against a fast retriever.
-            # Requests are built here, not by the client (``send``), which saves a third of
-            # its cost per call; the client still picks the proxy and keeps the connection.
-            client = self._local.client = httpx.Client(timeout=self.timeout, follow_redirects=False)
-            with self._clients_lock:
-                self._clients.append(client)
-        return client
+            import httpcore
+
+            proxies = urllib.request.getproxies_environment()
+            proxy = proxies.get(self.scheme)
+            if proxy and urllib.request.proxy_bypass_environment(self.host, proxies):
+                proxy = None
+            with self._pools_lock:
+                if self._ssl is None and self.scheme == "https":
+                    self._ssl = ssl.create_default_context()  # (loading the system's certificates takes a while)
+                pool = self._local.pool = (httpcore.HTTPProxy(proxy_url=proxy, ssl_context=self._ssl) if proxy
+                                           else httpcore.ConnectionPool(ssl_context=self._ssl))
+                self._pools.append(pool)
+        return pool
 
     def search(self, query: Query) -> Hits:
-        import httpx
+        import httpcore
 
         url = _fill(self.url_template, query, lambda v: urllib.parse.quote(v, safe=""))
-        content, headers = None, None
+        content, headers = None, self._headers
         if self.method == "POST":
             content = json.dumps(_fill_json(self.body, query) if self.body is not None else None).encode("utf-8")
-            headers = {"Content-Type": "application/json"}
-        request = httpx.Request(self.method, url, content=content, headers={**self._headers, **(headers or {})},
-                                extensions=self._extensions)
+            headers = [*headers, (b"Content-Type", b"application/json")]
         try:
-            response = self._http().send(request)
-        except httpx.TimeoutException:
+            response = self._pool().request(self.method, url, headers=headers, content=content,
+                                            extensions=self._extensions)
+        except httpcore.TimeoutException:
             raise RetrieverError(f"query {query.query_id}: no answer within the timeout", transient=True) from None
-        except (httpx.TransportError, httpx.DecodingError, OSError) as error:  # the type only: no header value
+        except (httpcore.NetworkError, httpcore.ProtocolError, httpcore.ProxyError, httpcore.UnsupportedProtocol,
+                OSError) as error:  # the type only: no header value
             raise RetrieverError(f"query {query.query_id}: {type(error).__name__}", transient=True) from None
-        status = response.status_code
+        status = response.status
+        found = {name.lower(): value.decode("latin-1") for name, value in response.headers}
         if status >= 400:
             import time
 
             transient = status == 429 or status >= 500
-            wait = retry_after_seconds(response.headers.get("Retry-After"), time.time()) if transient else None
+            wait = retry_after_seconds(found.get(b"retry-after"), time.time()) if transient else None
             raise RetrieverError(f"query {query.query_id}: HTTP {status}", transient=transient, retry_after=wait)
         if not 200 <= status < 300:  # a redirect's body is not the retriever's answer
-            location = response.headers.get("Location")
-            moved = f" to {location}" if location else ""
+            moved = f" to {found[b'location']}" if b"location" in found else ""
             raise RetrieverError(f"query {query.query_id}: HTTP {status}, a redirect{moved}, which goldkeeper "
                                  "does not follow: give --url-template the final address", transient=False)
         try:
             payload = json.loads(response.content)
         except ValueError:
             raise RetrieverError(f"query {query.query_id}: the response is not JSON "
-                                 f"({response.headers.get('content-type') or 'no content type'})") from None
+                                 f"({found.get(b'content-type') or 'no content type'})") from None
         return hits_from_payload(payload, query, self.results_path, self.id_field, self.score_field)
 
     def close(self) -> None:
-        for client in self._clients:
-            client.close()
+        for pool in self._pools:
+            pool.close()
 
 
 _HEADER_NAME = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
