@@ -23,7 +23,7 @@ import typer
 from goldkeeper._version import __version__
 from goldkeeper.errors import EXIT_OK, EXIT_USAGE, UsageError, exit_with, fail, guarded, interrupted
 
-__all__ = ["GATE_HELP", "THRESHOLD_HELP", "FormatOption", "LabelsFormat", "OutputFormat", "ReportFormat", "app",
+__all__ = ["GATE_HELP", "THRESHOLD_HELP", "FormatOption", "LabelsFormat", "OutputFormat", "QuietOption", "ReportFormat", "app",
            "emit_json", "finite", "main", "parse_cutoffs", "positive", "probability", "progress", "quiet_prefect",
            "share"]
 
@@ -119,26 +119,92 @@ GATE_HELP = ("A gate, repeatable: recall@5:0.8 (at least), ndcg@10:-0.02 (a drop
              "recall@5:sequential:0.8, coverage:0.95, drift:0.05 (spec/metrics.md).")
 
 
-class progress:
-    """A rich progress bar on stderr while a long read runs, when stderr is a terminal."""
+QuietOption = Annotated[bool, typer.Option("--quiet", help="No progress bar on stderr.")]
 
-    def __init__(self, what: str, total: int | None = None) -> None:
-        self.what, self.total, self.bar = what, total, None
+
+class progress:
+    """Progress on stderr while a command works: a bar for each file being read (bytes, rate
+    and time left, from the file's size, compressed or not, local or remote), and, given
+    ``what``, one for the steps counted by the callback it returns (with ``total``: a count,
+    a rate and time left). Only when stderr is a terminal and the command is not ``quiet``
+    (``--quiet``, ``--format json``); else it shows nothing and returns None."""
+
+    def __init__(self, what: str | None = None, total: int | None = None, *, quiet: bool = False) -> None:
+        self.what, self.total, self.quiet, self.bar, self.watch = what, total, quiet, None, None
 
     def __enter__(self):
-        if not sys.stderr.isatty():
+        if self.quiet or not sys.stderr.isatty():
             return None
         from rich.console import Console
-        from rich.progress import Progress
+        from rich.progress import (
+            BarColumn,
+            DownloadColumn,
+            MofNCompleteColumn,
+            Progress,
+            TaskProgressColumn,
+            TextColumn,
+            TimeRemainingColumn,
+            TransferSpeedColumn,
+        )
 
-        self.bar = Progress(console=Console(stderr=True), transient=True)
-        self.bar.start()
-        task = self.bar.add_task(self.what, total=self.total)
-        return lambda done: self.bar.update(task, completed=done)
+        from goldkeeper.io.files import watching
+
+        console = Console(stderr=True)
+        self.bar = bar = Progress(TextColumn("{task.description}"), BarColumn(), TaskProgressColumn(),
+                                  TextColumn("{task.fields[done]}"), TextColumn("{task.fields[speed]}"),
+                                  TimeRemainingColumn(), console=console, transient=True)
+        size, speed, count = DownloadColumn(), TransferSpeedColumn(), MofNCompleteColumn()
+        bar.start()
+        reads: dict[str, int] = {}
+
+        def file_opened(url: str, total: int | None) -> Any:
+            reads[url] = reads.get(url, 0) + 1
+            name = url.rstrip("/").rsplit("/", 1)[-1] or url
+            task = bar.add_task(f"reading {name}" + (f" (pass {reads[url]})" if reads[url] > 1 else ""),
+                                total=total, done="", speed="")
+
+            def advance(read: int | None) -> None:
+                if read is None:  # the file is closed: show it read, once, then make room
+                    bar.refresh()
+                    bar.remove_task(task)
+                    return
+                bar.advance(task, read)
+                shown = bar.tasks[bar.task_ids.index(task)]
+                bar.update(task, done=size.render(shown).plain, speed=speed.render(shown).plain)
+            bar.refresh()
+            return advance
+
+        self.watch = watching(file_opened)
+        self.watch.__enter__()
+        if self.what is None:
+            return None
+        return _Counter(bar, bar.add_task(self.what, total=self.total, done="", speed=""), count)
 
     def __exit__(self, *exc: object) -> None:
+        if self.watch is not None:
+            self.watch.__exit__(*exc)
         if self.bar is not None:
             self.bar.stop()
+
+
+class _Counter:
+    """``progress``'s counted steps: call it with the number done so far; ``expect(total)``
+    once the total is known (a snapshot's chunk count, read from its manifest)."""
+
+    def __init__(self, bar: Any, task: Any, column: Any) -> None:
+        self.bar, self.task, self.column, self.total = bar, task, column, None
+
+    def expect(self, total: int | None) -> None:
+        self.total = total
+        self.bar.update(self.task, total=total)
+
+    def __call__(self, done: int) -> None:
+        bar, task = self.bar, self.task
+        bar.update(task, completed=done)
+        shown = bar.tasks[bar.task_ids.index(task)]
+        per_second = shown.speed
+        bar.update(task, done=self.column.render(shown).plain if shown.total else f"{done:,}",
+                   speed=f"{per_second:,.0f}/s" if per_second else "")
 
 
 def quiet_prefect() -> None:

@@ -9,7 +9,7 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-from goldkeeper.cli.app import FormatOption, OutputFormat, app, emit_json, progress, share
+from goldkeeper.cli.app import FormatOption, OutputFormat, QuietOption, app, emit_json, progress, share
 from goldkeeper.errors import EXIT_FAILED, EXIT_OK, UsageError
 from goldkeeper.io.files import source_name
 
@@ -24,12 +24,12 @@ def drift(
     queue: Annotated[Optional[str], typer.Option("--queue", help="Write the labels a person must look at, with candidates, here (JSONL).")] = None,
     max_invalid: Annotated[float, typer.Option("--max-invalid", callback=share, help="Exit 0 while the share of labels still wrong is at most this.")] = 0.0,
     output: FormatOption = OutputFormat.text,
+    quiet: QuietOption = False,
 ) -> None:
     """Classify every label against a live corpus; --fix re-anchors the recoverable ones.
 
     Exit 1 when the share of labels that no longer match (without --fix) or that still need a
     person (with it) exceeds --max-invalid (default 0)."""
-    from goldkeeper.io.files import write_together
     from goldkeeper.io.snapshots import classify_url
 
     fix = fix or in_place
@@ -41,9 +41,35 @@ def drift(
         raise UsageError("--fix on stdin needs --out")
     if not 0.0 <= max_invalid <= 1.0:
         raise UsageError(f"--max-invalid: a share between 0 and 1, got {max_invalid}")
-    with progress("reading the corpus") as advance:
+    with progress("chunks classified", quiet=quiet or output is OutputFormat.json) as advance:
         rows, result, snapshot, judgments_sha = classify_url(judgments, corpus, progress=advance)
+    with progress(quiet=quiet or output is OutputFormat.json):  # the second pass: documents rebuilt, the queue
+        moved = _fix_and_queue(judgments, rows, result, snapshot, judgments_sha, fix=fix, out=out, queue=queue)
     labels_count = len(result.findings)
+    summary = result.summary
+    needs_person = summary["split"] + summary["orphaned"]
+    if output is OutputFormat.json:
+        payload = result.to_dict()
+        if fix:
+            payload["fixed"] = {"reanchored": moved, "needs_a_person": needs_person, "written_to": out or judgments}
+        emit_json(payload, large=True)
+    else:
+        from goldkeeper.render import print_drift
+
+        print_drift(result, labels_count)
+        if fix:
+            sys.stdout.write(f"re-anchored {moved} label(s) in {out or judgments}; "
+                             f"{needs_person} still need a person\n")
+    still_wrong = needs_person / labels_count if fix and labels_count else summary["invalid_ratio"]
+    raise typer.Exit(EXIT_FAILED if still_wrong > max_invalid else EXIT_OK)
+
+
+def _fix_and_queue(judgments: str, rows: list[dict[str, Any]], result: Any, snapshot: Any, judgments_sha: str, *,
+                   fix: bool, out: str | None, queue: str | None) -> int:
+    """Write the fixed judgments and the queue together (nothing if either fails); how many
+    labels moved."""
+    from goldkeeper.io.files import write_together
+
     moved = 0
     outputs: list[tuple[str, bytes]] = []  # written together, after every one is made
     if fix:
@@ -64,22 +90,7 @@ def drift(
         outputs.append((queue, "".join(
             json.dumps(item, ensure_ascii=False, separators=(",", ":")) + "\n" for item in items).encode("utf-8")))
     write_together(outputs, unchanged={judgments: judgments_sha})
-    summary = result.summary
-    needs_person = summary["split"] + summary["orphaned"]
-    if output is OutputFormat.json:
-        payload = result.to_dict()
-        if fix:
-            payload["fixed"] = {"reanchored": moved, "needs_a_person": needs_person, "written_to": out or judgments}
-        emit_json(payload, large=True)
-    else:
-        from goldkeeper.render import print_drift
-
-        print_drift(result, labels_count)
-        if fix:
-            sys.stdout.write(f"re-anchored {moved} label(s) in {out or judgments}; "
-                             f"{needs_person} still need a person\n")
-    still_wrong = needs_person / labels_count if fix and labels_count else summary["invalid_ratio"]
-    raise typer.Exit(EXIT_FAILED if still_wrong > max_invalid else EXIT_OK)
+    return moved
 
 
 @app.command()
@@ -92,16 +103,24 @@ def snapshot(
     sharded: Annotated[bool, typer.Option("--sharded", help="Write manifest.json plus gzip JSONL shards, streaming.")] = False,
     shard_chunks: Annotated[int, typer.Option("--shard-chunks", min=1, help="Chunks per shard (with --sharded).")] = 100_000,
     gzip: Annotated[bool, typer.Option("--gzip/--no-gzip", help="Compress shards (with --sharded).")] = True,
+    quiet: QuietOption = False,
 ) -> None:
     """Build a corpus snapshot from chunker output, computing every id: one corpus.json, or
     (--sharded) a streaming layout for corpora too big to hold in memory."""
     from goldkeeper.core.identity import FIELD_SEPARATOR
-    from goldkeeper.core.jsonl import decode_jsonl
-    from goldkeeper.io.files import iter_lines, write_bytes_atomic
 
     if not chunker or FIELD_SEPARATOR in chunker:
         raise UsageError(f"--chunker: must be a non-empty string without U+001F (the field separator of chunk ids), "
                          f"got {chunker!r}")
+    with progress(quiet=quiet):
+        _write_snapshot(chunks, chunker, out, corpus_fingerprint, sharded, shard_chunks, gzip)
+
+
+def _write_snapshot(chunks: str, chunker: str, out: str, corpus_fingerprint: str | None, sharded: bool,
+                    shard_chunks: int, gzip: bool) -> None:
+    from goldkeeper.core.jsonl import decode_jsonl
+    from goldkeeper.io.files import iter_lines, write_bytes_atomic
+
     source = source_name(chunks)
     rows = decode_jsonl(iter_lines(chunks), source)
     if sharded:
@@ -133,8 +152,16 @@ def queue_apply(
     answers: Annotated[str, typer.Option("--answers", "-a", help="Answers JSONL: {item_id, chunk_id or \"none\", relevance, labeled_by, labeled_at}.")],
     corpus: Annotated[str, typer.Option("--corpus", "-c", help="The live snapshot the answers chose chunks from.")],
     out: Annotated[Optional[str], typer.Option("--out", "-o", help="Write here instead of rewriting --judgments.")] = None,
+    quiet: QuietOption = False,
 ) -> None:
     """Merge people's answers into the judgments, canonically and atomically (spec/drift.md)."""
+    if judgments == "-" and not out:
+        raise UsageError("--judgments on stdin needs --out")
+    with progress(quiet=quiet):
+        _apply(judgments, queue, answers, corpus, out)
+
+
+def _apply(judgments: str, queue: str, answers: str, corpus: str, out: str | None) -> None:
     from goldkeeper.core.jsonl import decode_jsonl
     from goldkeeper.core.judgments import dump_judgments
     from goldkeeper.core.rejudge import apply_answers, check_answers
@@ -143,8 +170,6 @@ def queue_apply(
     from goldkeeper.io.snapshots import open_corpus
     from goldkeeper.models.judgment import Judgment
 
-    if judgments == "-" and not out:
-        raise UsageError("--judgments on stdin needs --out")
     rows, judgments_sha = load_label_rows(judgments, "jsonl")
     items: dict[str, dict[str, Any]] = {}
     queue_source = source_name(queue)

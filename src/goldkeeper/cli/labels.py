@@ -8,7 +8,7 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-from goldkeeper.cli.app import FormatOption, LabelsFormat, OutputFormat, app, emit_json
+from goldkeeper.cli.app import FormatOption, LabelsFormat, OutputFormat, QuietOption, app, emit_json, progress
 from goldkeeper.errors import EXIT_FAILED, EXIT_OK, UsageError
 from goldkeeper.io.files import decode_utf8, source_name
 
@@ -26,11 +26,13 @@ class ConvertTarget(str, Enum):
 def validate(
     file: Annotated[str, typer.Argument(help="Judgments JSONL: a path, an fsspec URL, or - for stdin.")],
     output: FormatOption = OutputFormat.text,
+    quiet: QuietOption = False,
 ) -> None:
     """Check a judgments file: types, duplicates, provenance, strata. Exit 1 on any error."""
     from goldkeeper.io.loading import validate_url
 
-    result = validate_url(file)
+    with progress(quiet=quiet or output is OutputFormat.json):
+        result = validate_url(file)
     if output is OutputFormat.json:
         payload = {"source": source_name(file), "ok": result.ok}
         payload.update(result.to_dict())
@@ -57,6 +59,7 @@ def convert(
         bool, typer.Option("--as-chunk-ids", help="Read the qrels doc column as chunk ids.")
     ] = False,
     tag: Annotated[str, typer.Option("--tag", help="Run tag for trec-run output.")] = "goldkeeper",
+    quiet: QuietOption = False,
 ) -> None:
     """Convert between judgments JSONL, TREC qrels, BEIR TSV, nested JSON qrels and runs
     ({query: {doc: grade or score}}), run JSONL and TREC runs."""
@@ -66,7 +69,8 @@ def convert(
     from goldkeeper.io.loading import parse_labels, parse_run_data, run_kind
 
     source = source_name(file)
-    data = read_bytes(file)
+    with progress(quiet=quiet):
+        data = read_bytes(file)
     if to in (ConvertTarget.judgments, ConvertTarget.qrels, ConvertTarget.qrels_json):
         kind = from_.value if from_ else qrels.detect_labels_format(data[:4096].decode("utf-8", "replace"), file)
         labels = parse_labels(data, source, kind, as_chunk_ids=as_chunk_ids)

@@ -17,6 +17,7 @@ from goldkeeper.cli.app import (
     FormatOption,
     LabelsFormat,
     OutputFormat,
+    QuietOption,
     ReportFormat,
     app,
     emit_json,
@@ -99,7 +100,7 @@ def bootstrap_spec(intervals: bool, confidence: float, resamples: int, seed: int
 def run_score(*, judgments: str, run: str, k: list[str], threshold: int, gate: list[str], baseline: str | None,
               corpus: str | None, report: str | None, judgments_format: LabelsFormat | None, run_format: str | None,
               now: str | None, intervals: bool, confidence: float, resamples: int, seed: int,
-              output: ScoreFormat, per_query: bool = False) -> int:
+              output: ScoreFormat, per_query: bool = False, quiet: bool = False) -> int:
     """Score a run against judgments, decide the gates, write the report: the exit code
     (0 PASS, 1 FAIL or INDETERMINATE); bad input raises."""
     from goldkeeper.core.reporting import report_document
@@ -123,8 +124,9 @@ def run_score(*, judgments: str, run: str, k: list[str], threshold: int, gate: l
         def count_drift(rows: list[dict[str, Any]]) -> Any:
             return drift_counts(rows, open_corpus(corpus))
 
-    read = read_scoring_inputs(judgments, judgments_format.value if judgments_format else None,
-                               run, run_format, ks, threshold, on_rows=count_drift)
+    with progress(quiet=quiet or output is ScoreFormat.json):
+        read = read_scoring_inputs(judgments, judgments_format.value if judgments_format else None,
+                                   run, run_format, ks, threshold, on_rows=count_drift)
     validation, qrels, judgments_sha, found, run_sha = (read.validation, read.qrels, read.judgments_sha,
                                                         read.run, read.run_sha)
     drift_counts_found, corpus_info = read.from_rows if corpus else (None, None)
@@ -180,6 +182,7 @@ def score(
     seed: Annotated[int, typer.Option("--seed", min=0, help="Bootstrap seed (under 500 queries).")] = 0,
     output: Annotated[ScoreFormat, typer.Option("--format", help="text, json, markdown, or trec (trec_eval -q's measure, query, value lines).")] = ScoreFormat.text,
     per_query: Annotated[bool, typer.Option("--per-query", help="Text and markdown: each query's values too.")] = False,
+    quiet: QuietOption = False,
 ) -> None:
     """Score a run against judgments and decide the gates. Exit 0 PASS, 1 FAIL or INDETERMINATE."""
     raise typer.Exit(run_score(**locals()))
@@ -221,6 +224,7 @@ def eval_(
     now: Annotated[Optional[str], typer.Option("--now", help="Report time (ISO 8601); else SOURCE_DATE_EPOCH; else now.")] = None,
     intervals: Annotated[bool, typer.Option("--intervals/--no-intervals", help="A confidence interval on every metric.")] = True,
     output: Annotated[ReportFormat, typer.Option("--format", help="text, json or markdown.")] = ReportFormat.text,
+    quiet: QuietOption = False,
 ) -> None:
     """Call a retriever for every judged query, record the runs, score and gate them.
 
@@ -263,7 +267,8 @@ def eval_(
             raise UsageError(f"--modes: a mode twice in {modes}; a run is never compared with itself")
         retriever = make_retriever(config)  # bad options are reported before any input is read
         systems = [(m or backend.value, retriever, m) for m in names]
-    rows, judgments_sha = load_label_rows(judgments)
+    with progress(quiet=quiet or output is ReportFormat.json):
+        rows, judgments_sha = load_label_rows(judgments)
     validation = validate(rows)
     qrels = build_qrels(rows)
     texts = judged_queries(rows, qrels.grades, need_text=backend is not Backend.run_file)
@@ -271,7 +276,7 @@ def eval_(
     os.makedirs(out, exist_ok=True)
     named, reports = [], []
     for name, retriever, mode in systems:
-        with progress(f"retrieving {name}", len(texts)) as advance:
+        with progress(f"retrieving {name}", len(texts), quiet=quiet or output is ReportFormat.json) as advance:
             got = retrieve_run(retriever, name, texts, max(ks), mode, concurrency=concurrency, retries=retries,
                                rate=rate, cache=cache, progress=advance)
         slug = "".join(c if c.isalnum() or c in "-_." else "-" for c in os.path.basename(name)) or "run"

@@ -11,7 +11,7 @@ import contextlib
 import io
 import os
 import sys
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from goldkeeper.errors import InputError, MissingError, StorageError, compressed_input
@@ -36,7 +36,9 @@ __all__ = [
     "read_judgments",
     "remove_quietly",
     "source_name",
+    "storage_failures",
     "uncompressed_name",
+    "watching",
     "write_bytes_atomic",
     "write_judgments",
 ]
@@ -57,10 +59,68 @@ def _os_problem(error: OSError) -> str:
     return (error.strerror or str(error)).lower()
 
 
+def storage_failures() -> tuple[type[BaseException], ...]:
+    """What storage raises for a location it cannot reach, to be said as a ``StorageError``:
+    fsspec's OSError and ValueError, a missing package's ImportError, and botocore's own
+    errors (an unreachable endpoint, missing credentials), which are not OSErrors. Evaluated
+    as an exception is matched, when botocore, if used, has been imported."""
+    botocore = sys.modules.get("botocore.exceptions")
+    found: tuple[type[BaseException], ...] = (OSError, ValueError, ImportError)
+    return found if botocore is None else (*found, botocore.BotoCoreError)
+
+
+#: Who is told as files are read (the CLI's progress bars): ``opened(url, size or None)``
+#: returns ``advance(bytes)``, called as bytes are read and with None when the file closes.
+_WATCHERS: list[Callable[[str, int | None], Callable[[int | None], None]]] = []
+
+
+@contextlib.contextmanager
+def watching(opened: Callable[[str, int | None], Callable[[int | None], None]]) -> Iterator[None]:
+    """Tell ``opened`` of every file read while the block runs (see ``_WATCHERS``)."""
+    _WATCHERS.append(opened)
+    try:
+        yield
+    finally:
+        _WATCHERS.remove(opened)
+
+
+class _Counted:
+    """A binary stream that reports the bytes read from it (the stored, compressed ones)."""
+
+    def __init__(self, raw: Any, advance: Callable[[int | None], None]) -> None:
+        self._raw, self._advance = raw, advance
+
+    def read(self, size: int = -1) -> bytes:
+        data = self._raw.read(size)
+        self._advance(len(data))
+        return data
+
+    def readinto(self, buffer: Any) -> int:
+        count = self._raw.readinto(buffer)
+        self._advance(count or 0)
+        return count
+
+    def __getattr__(self, name: str) -> Any:  # peek, seek, readable, mode...: the stream's own
+        return getattr(self._raw, name)
+
+
+@contextlib.contextmanager
+def _watched(handle: Any, url: str, size: int | None) -> Iterator[Any]:
+    if not _WATCHERS:
+        yield handle
+        return
+    advance = _WATCHERS[-1](url, size)
+    try:
+        yield _Counted(handle, advance)
+    finally:
+        advance(None)
+
+
 @contextlib.contextmanager
 def _open_raw(url: str) -> Iterator[Any]:
     if url == "-":
-        yield sys.stdin.buffer
+        with _watched(sys.stdin.buffer, url, None) as handle:
+            yield handle
         return
     if is_local(url):
         path = local_path(url)
@@ -72,17 +132,17 @@ def _open_raw(url: str) -> Iterator[Any]:
             raise MissingError(url, f"cannot be read: {_os_problem(error)}") from None
         except OSError as error:
             raise StorageError(url, f"cannot be read: {_os_problem(error)}") from None
-        with handle:
-            yield handle
+        with handle, _watched(handle, url, os.fstat(handle.fileno()).st_size if _WATCHERS else None) as watched:
+            yield watched
         return
     import fsspec  # lazily: most runs never need it
 
     try:
-        with fsspec.open(url, "rb") as handle:
-            yield handle
+        with fsspec.open(url, "rb") as handle, _watched(handle, url, getattr(handle, "size", None)) as watched:
+            yield watched
     except FileNotFoundError:
         raise MissingError(url, "cannot be read: no such file or object") from None
-    except (OSError, ValueError, ImportError) as error:
+    except storage_failures() as error:
         raise StorageError(url, f"cannot be read: {error}") from None
 
 
@@ -294,7 +354,7 @@ def size_of(url: str) -> int:
             return os.path.getsize(local_path(url))
         fs, path = filesystem(url)
         return int(fs.size(path))
-    except (OSError, ValueError) as error:
+    except storage_failures() as error:
         raise StorageError(url, f"cannot be read: {error}") from None
 
 
@@ -495,7 +555,7 @@ def _put(url: str, data: bytes) -> None:
     fs, path = filesystem(url)
     try:
         fs.pipe_file(path, data, **_object_type(url))
-    except (OSError, ValueError, ImportError) as error:
+    except storage_failures() as error:
         raise StorageError(url, f"cannot be written: {error}") from None
 
 
@@ -540,7 +600,7 @@ def open_write_atomic(url: str) -> Iterator[object]:
     try:
         with fsspec.open(url, "wb") as handle:
             yield handle
-    except (OSError, ValueError, ImportError) as error:
+    except storage_failures() as error:
         raise StorageError(url, f"cannot be written: {error}") from None
 
 

@@ -47,7 +47,7 @@ from goldkeeper.io.files import (
 )
 from goldkeeper.models.records import CORPUS_FINGERPRINTS, LIVE_CHUNK
 
-__all__ = ["MANIFEST", "LiveChunkStruct", "ShardedCorpus", "classify_url", "corpus_json", "open_corpus", "write_sharded_snapshot"]
+__all__ = ["MANIFEST", "LiveChunkStruct", "ShardedCorpus", "chunk_count", "classify_url", "corpus_json", "open_corpus", "write_sharded_snapshot"]
 
 MANIFEST = "manifest.json"
 FORMAT = "goldkeeper-corpus-shards/1"
@@ -324,6 +324,13 @@ class _HashingWriter(io.RawIOBase):
 
 
 
+def chunk_count(corpus: Corpus | ShardedCorpus) -> int:
+    """How many chunks a snapshot holds, without reading its shards."""
+    if isinstance(corpus, ShardedCorpus):
+        return sum(shard["chunks"] for shard in corpus.shards)
+    return len(corpus.chunks)
+
+
 def classify_url(judgments_url: str, corpus_url: str, *, progress: Callable[[int], None] | None = None
                  ) -> tuple[list[dict[str, Any]], DriftResult, Corpus | ShardedCorpus, str]:
     """The label rows of a judgments file, their drift against a snapshot, the opened
@@ -332,6 +339,8 @@ def classify_url(judgments_url: str, corpus_url: str, *, progress: Callable[[int
     from goldkeeper.io.loading import Hashed
 
     corpus = open_corpus(corpus_url)
+    if hasattr(progress, "expect"):  # the CLI's bar: a snapshot knows how many chunks it holds
+        progress.expect(chunk_count(corpus))
     hashed = Hashed(iter_blocks(judgments_url))
     rows = [row for block in judgment_blocks(hashed, source_name(judgments_url)) for row in block]
     return rows, classify(rows, corpus, progress=progress), corpus, hashed.hexdigest()
