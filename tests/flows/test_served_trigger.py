@@ -212,7 +212,11 @@ def test_the_shipped_deployments_run_on_a_process_worker_for_the_suite_an_event_
         assert "goldkeeper " in (tmp_path / "worker.log").read_text()  # the pull step said which version ran
     finally:
         worker.terminate()
-        worker.wait(30)
+        try:
+            worker.wait(60)
+        except subprocess.TimeoutExpired:  # a loaded machine: the worker's graceful shutdown is not under test
+            worker.kill()
+            worker.wait(30)
         worker_log.close()
 
     said = _run(env, "goldkeeper", "suite", "set", "wiki-qa", "--schedule", "0 3 * * *")

@@ -27,6 +27,13 @@ def plain(tmp_path_factory):
     (folder / "run.trec").write_text("".join(f"{r['query_id']} Q0 {d} {i + 1} {10 - i} t\n"
                                              for r in rows for i, d in enumerate(r["ranking"])))
     assert run_cli("convert", "judgments.jsonl", "--to", "qrels", "-o", "judgments.qrels", cwd=folder).code == 0
+    assert run_cli("convert", "judgments.jsonl", "--to", "qrels-json", "-o", "qrels.json", cwd=folder).code == 0
+    assert run_cli("convert", "run.jsonl", "--to", "run-json", "-o", "results.json", cwd=folder).code == 0
+    corpus = json.loads((folder / "corpus.json").read_text())
+    (folder / "chunks.jsonl").write_text("".join(
+        json.dumps({key: chunk[key] for key in ("doc_uri", "doc_revision", "ordinal", "text")}) + "\n"
+        for chunk in corpus["chunks"]))
+    assert run_cli("score", "-j", "judgments.jsonl", "-r", "run.jsonl", "--report", "report.json", cwd=folder).code in (0, 1)
     return folder
 
 
@@ -39,6 +46,12 @@ COMMANDS = {
                     "2026-12-01T00:00:00Z"], ["judgments.qrels", "run.trec"]),
     "drift": (["drift", "-j", "{judgments.jsonl}", "-c", "{corpus.json}", "--format", "json"],
               ["judgments.jsonl", "corpus.json"]),
+    "score-nested": (["score", "-j", "{qrels.json}", "-r", "{results.json}", "--format", "json", "--now",
+                      "2026-12-01T00:00:00Z"], ["qrels.json", "results.json"]),
+    "score-baseline": (["score", "-j", "judgments.jsonl", "-r", "run.jsonl", "--baseline", "{report.json}",
+                        "--gate", "recall@10:-0.01", "--format", "json", "--now", "2026-12-01T00:00:00Z"],
+                       ["report.json"]),
+    "snapshot": (["snapshot", "{chunks.jsonl}", "--chunker", "x/1", "-o", "built.json"], ["chunks.jsonl"]),
 }
 
 

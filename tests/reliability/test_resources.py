@@ -68,3 +68,43 @@ def test_a_truncated_corpus_is_a_message_not_a_crash(tmp_path):
     result = run_cli("drift", "-j", "judgments.jsonl", "-c", "corpus.json", cwd=tmp_path)
     assert result.code == 2 and result.stderr.startswith("error: corpus.json: json: not valid JSON")
     assert len(result.stderr.splitlines()) == 1
+
+
+def test_a_decompression_bomb_is_refused_before_it_fills_memory(tmp_path):
+    """Many short lines (no line is long), a thousand times smaller compressed: the whole-file
+    readers (a TREC run, nested JSON) would hold it all (20 GB of memory for this one, before
+    the bound). Refused once the stream has expanded past it, with the memory of a few blocks."""
+    import gzip
+    import resource
+    import subprocess
+    import sys
+
+    line = b"q1 Q0 d1 1 1.0 t\n"
+    with gzip.open(tmp_path / "bomb.trec.gz", "wb", compresslevel=9) as out:
+        for _ in range(64):
+            out.write(line * (1 << 20))  # 1.1 GB of lines, about 1 MB stored
+    (tmp_path / "labels.qrels").write_text("q1 0 d1 1\n")
+    stored = (tmp_path / "bomb.trec.gz").stat().st_size
+    assert stored < 3 << 20
+    code = ("import resource, sys\nfrom goldkeeper.cli import main\n"
+            "try:\n    main(sys.argv[1:])\nfinally:\n"
+            "    sys.stderr.write(f'peak {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}\\n')\n")
+    done = subprocess.run([sys.executable, "-c", code, "score", "-j", "labels.qrels", "-r", "bomb.trec.gz"],
+                          cwd=tmp_path, capture_output=True, timeout=300)
+    stderr = done.stderr.decode()
+    assert done.returncode == 2, stderr
+    assert stderr.startswith("error: bomb.trec.gz: encoding: expands more than 200 times as it is decompressed"), stderr
+    peak_kib = int(stderr.rsplit("peak ", 1)[1])
+    assert peak_kib < 1 << 20  # under 1 GiB: the 1.1 GB of lines were never held
+    del resource
+
+
+def test_a_highly_compressible_real_input_is_still_read(tmp_path):
+    """The bound leaves room: 64 MiB may expand any amount (a small file of repeated lines)."""
+    import gzip
+
+    from tests.conftest import run_cli
+
+    with gzip.open(tmp_path / "labels.jsonl.gz", "wb") as out:
+        out.write(b'{"query_id": "q1", "doc_uri": "d1", "relevance": 1}\n')
+    assert run_cli("validate", str(tmp_path / "labels.jsonl.gz")).code in (0, 1)
