@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.browser import browser  # noqa: F401  (a fixture: headless Chromium for the browser tests)
+
 REPO = Path(__file__).resolve().parents[1]
 FIXTURES = REPO / "spec" / "fixtures"
 

@@ -384,30 +384,58 @@ def print_power(found: dict[str, Any], power: float, target: float | None) -> No
     sys.stdout.write("\n".join(lines) + "\n")
 
 
-def print_audit(found: dict[str, Any], metric: str, value: float, n: int, confidence: float, alpha: float) -> None:
-    """``goldkeeper audit``'s answer for people: the figure's interval and the lift's verdict."""
+def audit_lines(found: dict[str, Any]) -> list[str]:
+    """``goldkeeper audit``'s answer for people (text and the markdown step summary)."""
+    n, metric, value = found["n"], found["metric"], found["value"]
     lo, hi = found["interval"]
     lines = [f"{metric} = {value:.3f} on {n} queries"]
     if "successes" in found:
         lines.append(f"  that is {found['successes']}/{n} successes")
-    lines.append(f"  {confidence:.0%} interval   [{lo:.3f}, {hi:.3f}]   width {hi - lo:.3f}   ({found['interval_method']})")
+    lines.append(f"  bound: {found['bound']} ({found['bound_chosen']})")
+    lines.extend(f"  note: {note}" for note in found["notes"])
+    lines.append("")
+    lines.append(f"  {found['confidence']:.0%} interval   [{lo:.3f}, {hi:.3f}]   width {hi - lo:.3f}   "
+                 f"({found['interval_method']})")
+    if found["wide"]:
+        lines.append(f"  The reported figure is {found['width_points']} points wide. Quoting it to two decimal "
+                     f"places implies a precision {n} queries cannot deliver.")
+    else:
+        lines.append(f"  The reported figure is {found['width_points']} points wide.")
     lift = found.get("lift")
-    if lift:
-        lines.append(f"claimed lift {lift['difference']:+.3f} over {lift['baseline']:.3f}")
-        if "min_attainable_p" in lift:
-            if lift["differing_least"] == lift["differing_most"]:
-                lines.append(f"  the two means determine it exactly: {lift['differing_most']} of {n} queries differ")
-            else:
-                lines.append(f"  between {lift['differing_least']} and {lift['differing_most']} of {n} queries differ")
-            lines.append(f"  smallest attainable p   {lift['min_attainable_p']:.4f}")
-            if lift["verdict"] == "unresolvable":
-                lines.append(f"  UNRESOLVABLE: no outcome of a paired test on {lift['differing_most']} differing "
-                             f"queries can reach {alpha}; this is a fact about the sample size, not the systems")
-            else:
-                lines.append("  resolvable: a paired test on the per-query values could be significant")
-        else:
-            lines.append(f"  {lift['note']}")
-    sys.stdout.write("\n".join(lines) + "\n")
+    if not lift:
+        return lines
+    least, most, alpha = lift["differing_least"], lift["differing_most"], lift["alpha"]
+    lines += ["", f"Claimed lift {lift['difference']:+.3f} over {lift['baseline']:.3f}"]
+    if lift["determined"]:
+        lines.append(f"  the two means determine it exactly: {most} of {n} queries differ")
+    elif found["bound"] == "binary":
+        lines.append(f"  between {least} and {most} of {n} queries differ, depending on which ones each system won")
+    else:
+        lines.append(f"  at least {least} of {n} queries differ (each moves the mean by at most 1/{n}), at most all")
+    if lift["determined"]:
+        lines.append(f"  smallest attainable p   {lift['min_attainable_p']:.4f}")
+    else:
+        lines.append(f"  smallest attainable p   {lift['min_attainable_p']:.4g} (best case) to "
+                     f"{lift['min_attainable_p_worst']:.4g} (worst)")
+    verdict = lift["verdict"]
+    if verdict == "unresolvable":
+        lines.append(f"  UNRESOLVABLE: even with {most} differing queries a paired test cannot reach p <= {alpha}, "
+                     "so no outcome of that comparison could have been significant. This is a fact about the "
+                     "sample size, not about the systems.")
+    elif verdict == "possibly-unresolvable":
+        lines.append("  POSSIBLY UNRESOLVABLE: it depends on which queries each system won, which the table "
+                     "does not say; ask for the per-query scores or the paired test.")
+    else:
+        lines.append("  resolvable in principle: whether it was resolved needs the paired test on the per-query values")
+    if lift["queries_to_resolve"]:
+        lines.append(f"  queries to resolve a lift of {abs(lift['difference']):.3f} at {lift['power']:.0%} power: "
+                     f"{lift['queries_to_resolve']:,}")
+        lines.append(f"    (assuming {lift['assumed_spread']}, sd {lift['assumed_sd']:.3f})")
+    return lines
+
+
+def print_audit(found: dict[str, Any]) -> None:
+    sys.stdout.write("\n".join(audit_lines(found)) + "\n")
 
 
 def print_agreement(found: dict[str, Any], threshold: int) -> None:

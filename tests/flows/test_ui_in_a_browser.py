@@ -4,51 +4,16 @@ a suite's HTML page. Screenshots go to test-output/screenshots/ (GOLDKEEPER_SCRE
 
 from __future__ import annotations
 
-import os
 import re
-import shutil
-from pathlib import Path
 
 import pytest
 
+from tests.browser import SCREENSHOTS, new_page, shot
 from tests.conftest import FIXTURES
 
 pytest.importorskip("prefect")
 expect = pytest.importorskip("playwright.sync_api").expect
 expect.set_options(timeout=60_000)  # the UI fills panels as its API calls return
-
-SCREENSHOTS = Path(os.environ.get("GOLDKEEPER_SCREENSHOTS", Path(__file__).parents[2] / "test-output" / "screenshots"))
-
-
-def _chromium() -> str:
-    found = shutil.which("chromium") or shutil.which("chromium-browser")
-    if found is None:
-        if os.environ.get("CI"):
-            pytest.fail("chromium is not installed: .ci/run installs Debian's chromium package")
-        pytest.skip("chromium is not installed (apt-get install chromium)")
-    return found
-
-
-@pytest.fixture(scope="module")
-def browser():
-    sync_api = pytest.importorskip("playwright.sync_api")
-    with sync_api.sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=_chromium(), args=["--no-sandbox"])
-        yield launched
-        launched.close()
-
-
-def _page(browser):
-    page = browser.new_page(viewport={"width": 1400, "height": 1000})
-    page.set_default_timeout(60_000)
-    return page
-
-
-def _shot(page, name: str) -> Path:
-    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    path = SCREENSHOTS / f"{name}.png"
-    page.screenshot(path=str(path), full_page=True)
-    return path
 
 
 def _ui(prefect_server) -> str:
@@ -71,7 +36,7 @@ def test_a_failed_evaluation_is_red_in_the_prefect_ui_with_its_reason_and_trend(
 
     state = _two_days(tmp_path)
     run_id = state.state_details.flow_run_id
-    page = _page(browser)
+    page = new_page(browser)
 
     page.goto(f"{_ui(prefect_server)}/runs/flow-run/{run_id}")
     page.get_by_text("verdict:fail").first.wait_for()
@@ -81,11 +46,11 @@ def test_a_failed_evaluation_is_red_in_the_prefect_ui_with_its_reason_and_trend(
     expect(badge).to_have_class(re.compile(r"\bfailed\b"))
     # the reason, in the run's logs (the verdict is logged as an error)
     page.get_by_text("Browser Suite: FAIL: recall@3 is 0.5000, below 0.9").first.wait_for()
-    _shot(page, "01-failed-run")
+    shot(page, "01-failed-run")
 
     page.goto(f"{_ui(prefect_server)}/dashboard")
     page.get_by_text("goldkeeper-evaluate").first.wait_for()  # listed under the failed runs, the tab shown first
-    _shot(page, "02-dashboard")
+    shot(page, "02-dashboard")
 
     with get_client(sync_client=True) as client:
         from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterKey
@@ -101,19 +66,19 @@ def test_a_failed_evaluation_is_red_in_the_prefect_ui_with_its_reason_and_trend(
     chart = page.locator("img[src^='data:image/svg+xml']")
     chart.first.wait_for()  # the chart, inline: it shows whatever the storage
     assert chart.count() == 1 and chart.evaluate("img => img.naturalWidth") > 400
-    _shot(page, "03-trend-artifact")
+    shot(page, "03-trend-artifact")
 
     page.goto(f"{_ui(prefect_server)}/artifacts/artifact/{summary.id}")
     page.get_by_text("Next steps").first.wait_for()
     assert page.get_by_text("A gate failed: compare this run").first.is_visible()
     # the run's state message, in the side panel the UI fills once it has read the flow run
     expect(page.get_by_text("FAIL: recall@3 is 0.5000, below 0.9").first).to_be_visible()
-    _shot(page, "04-summary-artifact")
+    shot(page, "04-summary-artifact")
 
 
 def test_the_suite_page_shows_the_chart_the_trend_and_the_next_steps(prefect_server, tmp_path, browser):
     assert _two_days(tmp_path).is_failed()
-    page = _page(browser)
+    page = new_page(browser)
     page.goto(f"file://{tmp_path}/store/pages/browser-suite-80436d/index.html")
     assert page.locator("#verdict").inner_text() == "FAIL"
     chart = page.locator("#chart svg")
@@ -123,7 +88,7 @@ def test_the_suite_page_shows_the_chart_the_trend_and_the_next_steps(prefect_ser
     assert page.locator("#trend tr").count() == 3  # header and two evaluations
     assert "A gate failed: compare this run" in page.locator("#next-steps").inner_text()
     assert page.locator("#metrics tr").nth(1).inner_text().split("\t")[:2] == ["recall@3", "0.5000"]
-    _shot(page, "05-suite-page")
+    shot(page, "05-suite-page")
 
 
 @pytest.mark.slow
@@ -146,24 +111,24 @@ def test_the_readmes_ui_path_shows_the_demo_on_the_prefect_ui(prefect_server, tm
             any_=["goldkeeper-help-center-run-b-trend"])))
     assert lifecycle.state.type.value == "FAILED"
     assert lifecycle.state.message.startswith("1 of 2 evaluation(s) did not pass: help-center-run-b FAIL")
-    page = _page(browser)
+    page = new_page(browser)
     page.goto(f"{_ui(prefect_server)}/runs/flow-run/{lifecycle.id}")
     page.get_by_text("1 of 2 evaluation(s) did not pass").first.wait_for()  # logged as an error
     expect(page.locator(".state-badge").first).to_have_text("Failed")
-    _shot(page, "06-demo-lifecycle")
+    shot(page, "06-demo-lifecycle")
 
     latest = max(trends, key=lambda a: a.created)
     page.goto(f"{_ui(prefect_server)}/artifacts/artifact/{latest.id}")
     page.get_by_text("Trend: help-center-run-b").first.wait_for()
     assert page.get_by_text("(changed)").count() >= 1 and page.get_by_text("(+0.3000)").count() >= 1
-    _shot(page, "07-demo-trend")
+    shot(page, "07-demo-trend")
 
     page.goto(f"file://{tmp_path}/ui-store/pages/help-center-run-b/index.html")
     assert page.locator("#verdict").inner_text() == "PASS"
     assert page.locator("#chart svg [id='line-recall@1'] use").count() == 2
     assert page.get_by_text("new judgments").count() >= 1
     assert page.locator("#attribution tr").nth(1).inner_text().split("\t") == ["recall@1", "+0.3000", "+0.3000", "+0.0000"]
-    _shot(page, "08-demo-suite-page")
+    shot(page, "08-demo-suite-page")
 
 
 def _configured_queue(root: str, tmp_path) -> list[dict]:
@@ -217,7 +182,7 @@ def test_a_reviewer_answers_the_queue_from_the_paused_runs_form_and_the_suite_is
                           and r.parameters.get("storage_url") == root]
             time.sleep(1)
         assert paused, "the rejudge run never paused"
-        page = _page(browser)
+        page = new_page(browser)
         page.goto(f"{_ui(prefect_server)}/runs/flow-run/{paused[0].id}")
         page.get_by_role("button", name="Resume").first.click()
         dialog = page.get_by_role("dialog")
@@ -225,7 +190,7 @@ def test_a_reviewer_answers_the_queue_from_the_paused_runs_form_and_the_suite_is
         expect(dialog.get_by_text("Re-judge 2 of 2 waiting label(s): Refunds")).to_be_visible()
         expect(dialog.get_by_text(" ".join(split["chunk_text"].split())).first).to_be_visible()
         expect(dialog.get_by_text("only its hash").first).to_be_visible()  # the orphan kept no text
-        _shot(page, "09-rejudge-form")
+        shot(page, "09-rejudge-form")
         shown = " ".join(dialog.inner_text().split())
         for candidate in split["candidates"]:
             assert " ".join(candidate["text"].split()) in shown
@@ -249,7 +214,7 @@ def test_a_reviewer_answers_the_queue_from_the_paused_runs_form_and_the_suite_is
         assert switches.count() == 2
         switches.nth(0).locator("xpath=..").click()  # the toggle drawn over the hidden checkbox
         expect(switches.nth(0)).to_be_checked()
-        _shot(page, "10-rejudge-form-filled")
+        shot(page, "10-rejudge-form-filled")
         dialog.get_by_role("button", name="Submit").click()
         output, _ = flow.communicate(timeout=300)
         assert flow.returncode == 0, output[-3000:]
@@ -277,7 +242,7 @@ def test_a_report_in_a_notebook_cell_reads_as_a_table(browser, trec_eval_dir):
     result = goldkeeper.score(labels, goldkeeper.read_run(str(trec_eval_dir / "results.test")), k=[10])
     report = goldkeeper.build_report(result, goldkeeper.validate(labels), generated_at="2026-12-02T00:00:00Z",
                                      gates=["ndcg_linear@10:0.5", "recall@10:ci-lower:0.1"])
-    page = _page(browser)
+    page = new_page(browser)
     page.set_content(f'<html><body style="font-family:sans-serif"><div class="output_html">{report._repr_html_()}'
                      "</div></body></html>")
     table = page.locator("table.goldkeeper")
@@ -288,5 +253,5 @@ def test_a_report_in_a_notebook_cell_reads_as_a_table(browser, trec_eval_dir):
     assert row.locator("td").nth(1).evaluate("cell => getComputedStyle(cell).textAlign") == "right"
     expect(table.locator("tbody tr")).to_have_count(len(result.metrics))
     expect(page.locator("li", has_text="ndcg_linear@10:0.5")).to_contain_text("FAIL")
-    assert _shot(page, "notebook-report").stat().st_size > 0
+    assert shot(page, "notebook-report").stat().st_size > 0
     page.close()

@@ -114,6 +114,7 @@ def test_an_absurd_cutoff_is_refused_and_a_deep_one_allocates_by_the_input(folde
     import tracemalloc
 
     labels = [{"query_id": "q", "doc_uri": "d1", "relevance": 1}]
+    score(labels, [{"query_id": "q", "ranking": ["d0", "d1"]}], k=[2])  # imports and caches, outside the trace
     tracemalloc.start()
     deep = score(labels, [{"query_id": "q", "ranking": ["d0", "d1"]}], k=[1_000_000, 2])
     peak = tracemalloc.get_traced_memory()[1]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 
 import pytest
 
@@ -36,9 +37,81 @@ def test_a_graded_metric_gets_the_widest_interval_the_mean_allows():
     assert "widest" in found["interval_method"]
 
 
-@pytest.mark.parametrize("args", [["-n", "10", "-v", "0.55"], ["-n", "0", "-v", "0.5"], ["-n", "10", "-v", "1.5"],
+@pytest.mark.parametrize("args", [["-n", "10", "-v", "0.55", "--binary"], ["-n", "0", "-v", "0.5"], ["-n", "10", "-v", "1.5"],
                                   ["-n", "10", "-v", "0.5", "-m", "recal@5"]])
 def test_impossible_figures_are_usage_errors(args):
     result = run_cli("audit", *args)
     assert result.code == 2
     assert result.stderr.startswith("error: ")
+
+
+def test_every_audit_says_how_many_points_wide_and_warns_when_even_the_first_decimal_is_unsettled():
+    narrow = run_cli("audit", "-n", "10000", "-m", "hit_rate@10", "-v", "0.50")
+    assert "The reported figure is 2 points wide." in narrow.stdout
+    assert "cannot deliver" not in narrow.stdout
+    wide = audit(10, "recall@5", 1.0)
+    assert (wide["width_points"], wide["wide"]) == (31, True)
+
+
+def test_a_graded_lift_bounds_the_differing_queries_from_the_means_and_n():
+    found = audit(10, "ndcg@10", 1.0, 0.7)
+    lift = found["lift"]
+    assert found["bound"] == "graded"
+    assert (lift["differing_least"], lift["differing_most"], lift["determined"]) == (3, 10, False)
+    assert lift["min_attainable_p"] == 2 / 2**10  # best case: all ten differ
+    assert lift["min_attainable_p_worst"] == 0.25  # worst case: only three do
+    assert lift["verdict"] == "possibly-unresolvable"
+
+
+def test_possibly_unresolvable_is_not_a_failed_check_but_unresolvable_is():
+    possibly = run_cli("audit", "-n", "10", "-m", "ndcg@10", "-v", "1.0", "-b", "0.7")
+    assert possibly.code == 0
+    assert "POSSIBLY UNRESOLVABLE" in possibly.stdout
+    assert "at least 3 of 10 queries differ" in possibly.stdout
+    never = run_cli("audit", "-n", "4", "-m", "ndcg@10", "-v", "0.9", "-b", "0.4")
+    assert never.code == 1  # four queries: 2/2^4 = 0.125 even if all differ
+    assert "UNRESOLVABLE: even with 4 differing queries" in never.stdout
+
+
+@pytest.mark.parametrize(("args", "bound", "chosen"), [
+    (["-m", "recall@5", "-v", "0.70"], "binary", "inferred"),
+    (["-m", "recall@5", "-v", "0.70", "--graded"], "graded", "forced"),
+    (["-m", "ndcg@10", "-v", "0.70"], "graded", "inferred"),
+    (["-m", "ndcg@10", "-v", "0.70", "--binary"], "binary", "forced"),
+    (["-m", "hit_rate@5", "-v", "0.73"], "graded", "inferred"),  # 0.73 is not k/10
+], ids=["recall-k-over-n", "recall-forced-graded", "ndcg", "ndcg-forced-binary", "not-k-over-n"])
+def test_the_bound_is_stated_and_can_be_forced(args, bound, chosen):
+    result = run_cli("audit", "-n", "10", *args, "--format", "json")
+    found = json.loads(result.stdout)
+    assert (found["bound"], found["bound_chosen"]) == (bound, chosen)
+    assert ("successes" in found) == (bound == "binary")
+    text = run_cli("audit", "-n", "10", *args)
+    assert f"bound: {bound} ({chosen})" in text.stdout
+
+
+def test_binary_and_graded_together_and_binary_on_a_figure_that_is_not_k_over_n_are_refused():
+    both = run_cli("audit", "-n", "10", "-v", "0.7", "--binary", "--graded")
+    assert both.code == 2 and "exclude each other" in both.stderr
+    odd = run_cli("audit", "-n", "10", "-v", "0.73", "--binary")
+    assert odd.code == 2
+    assert odd.stderr == "error: audit: --binary: value 0.73 is not k/10 (to two decimals) for any whole number k of queries\n"
+
+
+@pytest.mark.parametrize(("n", "metric", "value", "baseline"), [
+    (10, "recall@5", 1.0, 0.7), (100, "hit_rate@10", 0.8, 0.7), (50, "ndcg@10", 0.62, 0.55), (1000, "mrr@10", 0.45, 0.43),
+])
+def test_queries_to_resolve_is_the_normal_paired_formula_at_the_widest_spread(n, metric, value, baseline):
+    from scipy.stats import norm
+
+    lift = audit(n, metric, value, baseline)["lift"]
+    z = norm.ppf(0.975) + norm.ppf(0.8)
+    effect = abs(value - baseline) if lift["differing_most"] == n and not lift["determined"] else lift["differing_least"] / n
+    assert lift["queries_to_resolve"] == max(6, math.ceil((z * lift["assumed_sd"] / effect) ** 2 - 1e-9))
+    # No per-query difference of a [0, 1] metric can spread wider than the sd assumed.
+    assert lift["assumed_sd"] <= math.sqrt(1 - effect**2) + 1e-12
+
+
+def test_a_lift_with_no_spread_still_needs_the_differing_pairs_a_sign_test_must_see():
+    lift = audit(10, "hit_rate@5", 1.0, 0.0)["lift"]  # every query flips the same way: sd 0
+    assert lift["assumed_sd"] == 0
+    assert lift["queries_to_resolve"] == 6  # 2 / 2^6 < 0.05 <= 2 / 2^5

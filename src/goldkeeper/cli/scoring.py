@@ -431,23 +431,50 @@ def power(
     print_power(found, power_, target)
 
 
+class AuditBound(str, Enum):
+    auto = "auto"
+    binary = "binary"
+    graded = "graded"
+
+
 @app.command()
 def audit(
-    n: Annotated[int, typer.Option("-n", min=1, help="Number of queries the figure was computed on.")],
-    value: Annotated[float, typer.Option("-v", "--value", help="The reported mean, from 0 to 1.")],
+    n: Annotated[Optional[int], typer.Option("-n", min=1, help="Number of queries the figure was computed on.")] = None,
+    value: Annotated[Optional[float], typer.Option("-v", "--value", help="The reported mean, from 0 to 1.")] = None,
     metric: Annotated[str, typer.Option("-m", "--metric", help="Metric id, e.g. recall@5.")] = "recall@5",
     baseline: Annotated[Optional[float], typer.Option("-b", "--baseline", help="The baseline it claims to beat.")] = None,
+    binary: Annotated[bool, typer.Option("--binary", help="Force the exact 0/1 bound (every figure must be k/n).")] = False,
+    graded: Annotated[bool, typer.Option("--graded", help="Force the graded bound (variance <= m(1-m)).")] = False,
     confidence: Annotated[float, typer.Option("--confidence", callback=probability, help="Interval confidence level.")] = 0.95,
     alpha: Annotated[float, typer.Option("--alpha", callback=probability, help="Significance level of the lift test.")] = 0.05,
+    power_: Annotated[float, typer.Option("--power", callback=probability, help="Power for the queries that would resolve the lift.")] = 0.8,
+    web: Annotated[bool, typer.Option("--web", help="Write the browser calculator (one static page) and print its link.")] = False,
+    out: Annotated[str, typer.Option("--out", "-o", help="Where --web writes the page.")] = "goldkeeper-audit.html",
+    open_page: Annotated[bool, typer.Option("--open", help="With --web, open the page in the default browser.")] = False,
     output: FormatOption = OutputFormat.text,
 ) -> None:
     """Audit a published figure: its interval, and whether a claimed lift could be significant.
 
     Exit 1 when the lift is unresolvable: no outcome on that many queries could be significant."""
     from goldkeeper.core.audit import audit as run_audit
+    from goldkeeper.core.metric_ids import parse_metric_id
 
+    if binary and graded:
+        raise UsageError("audit: --binary and --graded exclude each other")
+    bound = AuditBound.binary if binary else AuditBound.graded if graded else AuditBound.auto
     try:
-        found = run_audit(n, metric, value, baseline, confidence, alpha)
+        metric = str(parse_metric_id(metric))
+    except ValueError as error:
+        raise UsageError(str(error)) from None
+    if web:
+        audit_web(out, open_page, n=n, metric=metric, value=value, baseline=baseline, bound=bound.value,
+                  confidence=confidence, alpha=alpha, power=power_)
+        return
+    if n is None or value is None:
+        raise UsageError("audit: needs -n (queries) and -v (the reported mean); --web writes the calculator instead")
+    try:
+        found = run_audit(n, metric, value, baseline, confidence, alpha,
+                          bound=None if bound is AuditBound.auto else bound.value, power=power_)
     except ValueError as error:
         raise UsageError(str(error)) from None
     if output is OutputFormat.json:
@@ -455,8 +482,28 @@ def audit(
     else:
         from goldkeeper.render import print_audit
 
-        print_audit(found, metric, value, n, confidence, alpha)
+        print_audit(found)
     raise typer.Exit(EXIT_FAILED if found.get("lift", {}).get("verdict") == "unresolvable" else EXIT_OK)
+
+
+def audit_web(out: str, open_page: bool, **inputs: Any) -> None:
+    """Write the calculator page and print a link that opens it on ``inputs`` (those given)."""
+    from pathlib import Path
+
+    from goldkeeper.io.files import write_bytes_atomic
+    from goldkeeper.web import audit_page, link_fragment
+
+    target = Path(out)
+    if target.is_dir():
+        raise UsageError(f"--out: {out} is a folder; name the page's file, e.g. {target / 'audit.html'}")
+    write_bytes_atomic(str(target), audit_page().encode())
+    link = target.resolve().as_uri() + link_fragment(inputs)
+    sys.stdout.write(f"wrote {out}\nopen: {link}\n"
+                     "publish: copy the file to any static host (GitHub Pages, an S3 bucket); it sends nothing anywhere\n")
+    if open_page:
+        import webbrowser
+
+        webbrowser.open(link)
 
 
 @app.command()
