@@ -381,7 +381,40 @@ def print_power(found: dict[str, Any], power: float, target: float | None) -> No
         if target is not None:
             lines.append(f"  queries needed to resolve +{target}: {found['normal']['queries_needed']:,} (normal), "
                          f"{found['t']['queries_needed']:,} (paired t)")
+    if "gold_set" in found:
+        lines += ["", *ladder_lines(found["gold_set"])]
     sys.stdout.write("\n".join(lines) + "\n")
+
+
+def _columns(label: str, cells: list[str], width: int = 9) -> str:
+    return f"  {label:<24}" + "".join(f"{cell:>{width}}" for cell in cells)
+
+
+def ladder_lines(gold: dict[str, Any]) -> list[str]:
+    """What a gold set of n queries can resolve with no run: the three ladders of ``power``."""
+    n, alpha = gold["n"], gold["alpha"]
+    floors = gold["floor_ladder"]
+    lines = [f"what {n} queries can resolve at all (alpha {alpha}, {gold['power']:.0%} power):",
+             _columns("differing queries", [str(row["differing"]) for row in floors]),
+             _columns("smallest attainable p", [f"{row['min_attainable_p']:.4f}" for row in floors]),
+             f"  a paired comparison needs at least {gold['min_differing_for_alpha']} differing queries to reach "
+             f"p <= {alpha}, whatever the systems", ""]
+    widths = gold["width_ladder"]
+    lines.append(_columns(f"{gold['confidence']:.0%} interval width",
+                          [f"n={row['n']}" + ("*" if row["this_set"] else "") for row in widths]))
+    for key, label in (("binary_width_at_0.5", "0/1 metric at 0.5"), ("binary_width_at_0.9", "0/1 metric at 0.9"),
+                       ("graded_width_at_0.5", "graded, widest at 0.5")):
+        lines.append(_columns(label, [f"{row[key]:.3f}" for row in widths]))
+    lines.append("  (* this set; a width over 0.100 leaves even a figure's first decimal unsettled)")
+    lines.append("")
+    effects = sorted({row["effect"] for row in gold["queries_needed"]})
+    lines.append(_columns("queries needed, by effect", [f"+{effect:.2f}" for effect in effects]))
+    for sd in sorted({row["sd"] for row in gold["queries_needed"]}):
+        cells = [f"{row['queries_needed']:,}" + ("*" if row["within_this_set"] else "")
+                 for row in gold["queries_needed"] if row["sd"] == sd]
+        lines.append(_columns(f"sd of differences {sd}", cells))
+    lines.append(f"  (* within this set's {n} queries; `power --run BASE --run CAND` measures the sd)")
+    return lines
 
 
 def audit_lines(found: dict[str, Any]) -> list[str]:

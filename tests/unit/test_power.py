@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 
 import numpy as np
 import pytest
@@ -71,3 +72,57 @@ def test_the_paired_t_answers_match_statsmodels_solvers(n, sd, target):
     normal = power_module.NormalIndPower()  # the normal formula: a one-sample z test, ratio 0
     z_effect = normal.solve_power(nobs1=n, alpha=0.05, power=0.8, ratio=0, alternative="two-sided")
     assert found["normal"]["mde"] == pytest.approx(z_effect * sd, rel=1e-3)
+
+
+@pytest.mark.parametrize(("alpha", "pairs"), [(0.05, 6), (0.01, 8), (0.25, 3), (0.0625, 5)])
+def test_the_floor_ladder_is_two_over_two_to_the_d_and_names_the_pairs_alpha_needs(alpha, pairs):
+    from goldkeeper.core.power import resolution_ladders
+
+    gold = resolution_ladders(30, alpha=alpha)
+    assert gold["min_differing_for_alpha"] == pairs
+    for row in gold["floor_ladder"]:
+        assert row["min_attainable_p"] == min(1.0, 2 / 2 ** row["differing"])
+        assert row["can_reach_alpha"] == (row["min_attainable_p"] <= alpha)
+
+
+def test_the_width_ladder_is_clopper_pearson_and_the_widest_graded_interval_at_each_size():
+    from goldkeeper.core.power import resolution_ladders
+
+    gold = resolution_ladders(40, confidence=0.9)
+    assert [row["n"] for row in gold["width_ladder"]] == [10, 20, 40, 80, 160, 400]
+    assert [row["this_set"] for row in gold["width_ladder"]] == [False, False, True, False, False, False]
+    for row in gold["width_ladder"]:
+        size = row["n"]
+        for mean in (0.5, 0.9):
+            k = math.floor(mean * size + 0.5)
+            low = stats.beta.ppf(0.05, k, size - k + 1) if k else 0.0
+            high = stats.beta.ppf(0.95, k + 1, size - k) if k < size else 1.0
+            assert row[f"binary_width_at_{mean}"] == pytest.approx(high - low, abs=1e-12)
+        assert row["graded_width_at_0.5"] == pytest.approx(min(1, 2 * stats.norm.ppf(0.95) * 0.5 / math.sqrt(size)))
+
+
+def test_the_queries_table_is_the_normal_formula_and_marks_what_the_set_holds():
+    from goldkeeper.core.power import resolution_ladders
+
+    gold = resolution_ladders(200, alpha=0.05, power=0.9)
+    z = stats.norm.ppf(0.975) + stats.norm.ppf(0.9)
+    assert len(gold["queries_needed"]) == 16
+    for row in gold["queries_needed"]:
+        assert row["queries_needed"] == max(6, math.ceil((z * row["sd"] / row["effect"]) ** 2 - 1e-9))
+        assert row["within_this_set"] == (row["queries_needed"] <= 200)
+    assert any(row["within_this_set"] for row in gold["queries_needed"])
+    assert not all(row["within_this_set"] for row in gold["queries_needed"])
+
+
+def test_power_on_a_gold_set_alone_prints_the_three_ladders():
+    judgments = str(FIXTURES / "basic" / "judgments.jsonl")
+    text = run_cli("power", judgments)
+    assert text.code == 0, text.stderr
+    assert "a paired comparison needs at least 6 differing queries to reach p <= 0.05" in text.stdout
+    assert "smallest attainable p      1.0000   0.5000   0.2500" in text.stdout
+    assert "n=2*" in text.stdout and "queries needed, by effect" in text.stdout
+    found = json.loads(run_cli("power", "-j", judgments, "--format", "json").stdout)
+    assert found["gold_set"]["n"] == found["n"] == 2
+    both = run_cli("power", judgments, "-j", judgments)
+    assert both.code == 2 and "once" in both.stderr
+    assert run_cli("power").code == 2

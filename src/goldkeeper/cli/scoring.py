@@ -385,23 +385,29 @@ def compare(
 
 @app.command()
 def power(
-    judgments: Annotated[str, typer.Option("--judgments", "-j", help="Judgments JSONL, TREC qrels or BEIR TSV.")],
+    gold: Annotated[Optional[str], typer.Argument(help="The gold set (as --judgments).", show_default=False)] = None,
+    judgments: Annotated[Optional[str], typer.Option("--judgments", "-j", help="Judgments JSONL, TREC qrels or BEIR TSV.")] = None,
     run: Annotated[list[str], typer.Option("--run", "-r", help="Baseline then candidate; omit both to assume a spread.")] = [],  # noqa: B006
     metric: Annotated[str, typer.Option("--metric", "-m", help="Metric id.")] = "recall@10",
     target: Annotated[Optional[float], typer.Option("--target", callback=finite, help="An effect to size the query set for.")] = None,
     sd: Annotated[float, typer.Option("--sd", callback=positive, help="Assumed sd of per-query differences when no run is given.")] = 0.5,
     alpha: Annotated[float, typer.Option("--alpha", callback=probability, help="Two-sided significance level.")] = 0.05,
     power_: Annotated[float, typer.Option("--power", callback=probability, help="Wanted power.")] = 0.8,
+    confidence: Annotated[float, typer.Option("--confidence", callback=probability, help="Confidence of the interval widths.")] = 0.95,
     threshold: Annotated[int, typer.Option("--threshold", help=THRESHOLD_HELP)] = 1,
     output: FormatOption = OutputFormat.text,
 ) -> None:
-    """What a gold set can resolve: smallest detectable effect, and queries needed for a target."""
+    """What a gold set can resolve, with no retriever: the smallest p by differing queries, the
+    interval widths by size, and queries needed by spread and effect; with two runs, their
+    measured spread."""
     from goldkeeper.core.metric_ids import parse_metric_id
-    from goldkeeper.core.power import power_analysis
+    from goldkeeper.core.power import power_analysis, resolution_ladders
     from goldkeeper.core.scoring import build_qrels
     from goldkeeper.core.scoring import score as score_run
     from goldkeeper.io.loading import load_label_rows, load_run
 
+    if (gold is None) == (judgments is None):
+        raise UsageError("power: name the gold set once, as an argument or as --judgments")
     if len(run) not in (0, 2):
         raise UsageError("power takes no --run (an assumed spread) or exactly two: baseline, candidate")
     try:
@@ -409,7 +415,7 @@ def power(
     except ValueError as error:
         raise UsageError(str(error)) from None
     metric = str(parsed)
-    rows, _ = load_label_rows(judgments)
+    rows, _ = load_label_rows(gold or judgments or "")
     qrels = build_qrels(rows)
     try:
         if run:
@@ -420,6 +426,7 @@ def power(
         else:
             scored = score_run(qrels, [], k=[parsed.k], threshold=threshold).queries_scored
             found = power_analysis(n=scored, sd=sd, alpha=alpha, power=power_, target=target)
+            found["gold_set"] = resolution_ladders(scored, alpha=alpha, power=power_, confidence=confidence)
     except ValueError as error:
         raise UsageError(str(error)) from None
     found["metric"] = metric

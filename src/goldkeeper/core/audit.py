@@ -31,9 +31,10 @@ from typing import Any, Literal
 
 from goldkeeper.core.intervals import clopper_pearson
 from goldkeeper.core.metric_ids import parse_metric_id
+from goldkeeper.core.power import queries_to_resolve
 from goldkeeper.core.significance import min_attainable_p
 
-__all__ = ["WIDE", "audit", "is_binary_metric", "queries_to_resolve"]
+__all__ = ["WIDE", "audit", "is_binary_metric"]
 
 #: A figure stands for k/n when it is within half a unit of the second decimal, as tables print.
 _TWO_DECIMALS = 0.005 + 1e-12
@@ -54,20 +55,6 @@ def _as_count(value: float, n: int) -> int | None:
     """The whole number of successes a figure reported to two decimals stands for, or None."""
     count = min(n, max(0, math.floor(value * n + 0.5)))
     return count if abs(count / n - value) <= _TWO_DECIMALS else None
-
-
-def queries_to_resolve(effect: float, sd: float, alpha: float, power: float) -> int | None:
-    """Paired queries needed to detect ``effect`` when per-query differences have spread ``sd``:
-    the two-sided normal formula, and never fewer than the differing pairs whose best case
-    reaches alpha (a sign-flip test on d pairs cannot go below 2 / 2^d). None when there is no
-    effect to detect."""
-    from scipy.special import ndtri
-
-    if effect <= 0:
-        return None
-    z = float(ndtri(1 - alpha / 2) + ndtri(power))
-    floor_pairs = max(1, math.ceil(math.log2(2 / alpha) - 1e-9))
-    return max(floor_pairs, math.ceil((z * sd / effect) ** 2 - 1e-9))
 
 
 def _check(n: int, value: float, baseline: float | None, confidence: float, alpha: float, power: float) -> None:

@@ -8,6 +8,11 @@ number of queries needed to detect a target effect. Two approximations, each lab
 - ``t``: the paired t-test's exact power from the noncentral t distribution (scipy.stats.nct),
   solved for the effect and for n, as statsmodels' TTestPower does. It needs a few more
   queries than the normal formula at small n (about 2 at n = 10).
+
+Without any run, ``resolution_ladders`` says what a gold set of n queries can resolve at all:
+the smallest p a paired sign-flip test can reach by number of differing queries (2 / 2^d),
+the widest interval a mean can have at n and at other sizes, and the queries a table of
+spreads and effects would need (the normal formula, never fewer pairs than alpha demands).
 """
 
 from __future__ import annotations
@@ -16,7 +21,13 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-__all__ = ["power_analysis"]
+__all__ = ["EFFECTS", "SDS", "power_analysis", "queries_to_resolve", "resolution_ladders"]
+
+#: The spreads and effects of the gold-set table: per-query difference sds seen between
+#: retrievers (0.1 for near-identical systems, 0.5 for a 0/1 metric's widest), and lifts from
+#: one point to ten.
+SDS = (0.1, 0.2, 0.3, 0.5)
+EFFECTS = (0.01, 0.02, 0.05, 0.10)
 
 
 def _t_power(n: int, effect: float, sd: float, alpha: float) -> float:
@@ -86,3 +97,56 @@ def power_analysis(
     out["normal"] = normal
     out["t"] = t
     return out
+
+
+def queries_to_resolve(effect: float, sd: float, alpha: float, power: float) -> int | None:
+    """Paired queries needed to detect ``effect`` when per-query differences have spread ``sd``:
+    the two-sided normal formula, and never fewer than the differing pairs whose best case
+    reaches alpha (a sign-flip test on d pairs cannot go below 2 / 2^d). None when there is no
+    effect to detect."""
+    from scipy.special import ndtri
+
+    if effect <= 0:
+        return None
+    z = float(ndtri(1 - alpha / 2) + ndtri(power))
+    return max(_pairs_for(alpha), math.ceil((z * sd / effect) ** 2 - 1e-9))
+
+
+def _pairs_for(alpha: float) -> int:
+    """The fewest differing pairs whose smallest attainable p, 2 / 2^d, is at most alpha."""
+    return max(1, math.ceil(math.log2(2 / alpha) - 1e-9))
+
+
+def resolution_ladders(n: int, *, alpha: float = 0.05, power: float = 0.8, confidence: float = 0.95) -> dict[str, Any]:
+    """What a gold set of ``n`` queries can resolve, with no run: three ladders."""
+    from scipy.special import ndtri
+
+    from goldkeeper.core.intervals import clopper_pearson
+    from goldkeeper.core.significance import min_attainable_p
+
+    if n < 1:
+        raise ValueError(f"power: the gold set needs at least 1 query, got {n}")
+    if not 0 < alpha < 1 or not 0 < power < 1 or not 0 < confidence < 1:
+        raise ValueError("power: alpha, power and confidence must be between 0 and 1")
+    needed_pairs = _pairs_for(alpha)
+    floors = [{"differing": d, "min_attainable_p": min_attainable_p(d), "can_reach_alpha": d >= needed_pairs}
+              for d in range(1, max(needed_pairs + 3, 10) + 1)]
+    z = float(ndtri(0.5 + confidence / 2))
+    z_power = float(ndtri(1 - alpha / 2) + ndtri(power))
+    sizes = sorted({size for size in (n // 4, n // 2, n, 2 * n, 4 * n, 10 * n) if size >= 1})
+    widths = []
+    for size in sizes:
+        row: dict[str, Any] = {"n": size, "this_set": size == n}
+        for mean in (0.5, 0.9):
+            low, high = clopper_pearson(math.floor(mean * size + 0.5), size, confidence)
+            row[f"binary_width_at_{mean}"] = high - low
+        row["graded_width_at_0.5"] = min(1.0, 2 * z * 0.5 / math.sqrt(size))
+        widths.append(row)
+    table = []
+    for sd in SDS:
+        for effect in EFFECTS:
+            needed = max(_pairs_for(alpha), math.ceil((z_power * sd / effect) ** 2 - 1e-9))
+            table.append({"sd": sd, "effect": effect, "queries_needed": needed, "within_this_set": needed <= n})
+    return {"n": n, "alpha": alpha, "power": power, "confidence": confidence,
+            "min_differing_for_alpha": needed_pairs, "floor_ladder": floors, "width_ladder": widths,
+            "queries_needed": table}
