@@ -288,6 +288,27 @@ def print_drift(result, labels: int, console: Console | None = None) -> None:
         console.print(Text("every label still points at the text it was written for", style="green"))
 
 
+def drift_next(summary: dict[str, Any], judgments: str, corpus: str, *, fixed: bool, queue: str | None) -> list[str]:
+    """What to run after ``drift``, in the reference's words: ``next: <command>, <why>``."""
+    from shlex import quote
+
+    base = f"goldkeeper drift -j {quote(judgments)} -c {quote(corpus)}"
+    recoverable = summary["re_anchorable"] + summary["merged"]
+    needs_person = summary["split"] + summary["orphaned"]
+    steps = []
+    if recoverable and not fixed:
+        steps.append(f"next: {base} --fix, to re-anchor the {recoverable} recoverable label(s)")
+    if needs_person and queue is None:
+        steps.append(f"next: {base} --queue queue.jsonl, to list the {needs_person} label(s) a person must "
+                     "re-judge, with candidates")
+    elif needs_person:
+        steps.append(f"next: answer {quote(queue or '')}, then goldkeeper queue apply -j {quote(judgments)} "
+                     f"--queue {quote(queue or '')} --answers answers.jsonl -c {quote(corpus)}")
+    if not steps:
+        steps.append(f"next: goldkeeper score -j {quote(judgments)} -r RUN, to score a run on labels that hold")
+    return steps
+
+
 def print_comparison(payload, console: Console | None = None) -> None:
     from rich.console import Console
     from rich.table import Table

@@ -13,7 +13,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 
 from goldkeeper.io.retrieval import run_queries
-from goldkeeper.io.retrievers import CommandRetriever, HttpRetriever, Query, RetrieverError
+from goldkeeper.io.retrievers import CommandRetriever, Hits, HttpRetriever, Query, RetrieverError
 from tests.conftest import run_cli
 
 HOSTILE = ['it\'s "quoted"', "-oFILE --help", "$(rm -rf /)", "a; b && c", "`id`", "line\nbreak", "naïve café 東京", "%2F & = ?"]
@@ -215,10 +215,19 @@ def test_queries_without_text_and_bad_options_are_refused(tmp_path, server):
     assert missing.code == 2 and "--url-template" in missing.stderr
     with pytest.raises(Exception, match="RETRIEVER_NOPE"):
         HttpRetriever(server, headers_from_env={"Authorization": "RETRIEVER_NOPE"})
-    with pytest.raises(RetrieverError, match="hit 0 needs a finite numeric 'score'"):
-        from goldkeeper.io.retrievers import hits_from_payload
+    from goldkeeper.io.retrievers import hits_from_payload
 
-        hits_from_payload([{"id": "d1"}], Query("q1", "x", 5))
+    with pytest.raises(RetrieverError, match="hit 0 needs a finite numeric 'score'"):
+        hits_from_payload([{"id": "d1", "score": "high"}], Query("q1", "x", 5))
+
+
+def test_a_hit_without_a_score_is_ranked_by_its_place_as_in_the_seed():
+    from goldkeeper.io.retrievers import hits_from_payload
+
+    query = Query("q1", "x", 5)
+    assert hits_from_payload([{"id": "d2"}, {"id": "d1"}], query) == Hits(("d2", "d1"), None)
+    assert hits_from_payload([{"id": "d2", "score": 2}, {"id": "d1"}], query) == Hits(("d2", "d1"), None)
+    assert hits_from_payload([{"id": "d2", "score": 2}, {"id": "d1", "score": 1}], query) == Hits(("d2", "d1"), (2.0, 1.0))
 
 
 # The HTTP client (httpx): proxies from the environment, kept-alive connections, Retry-After ----

@@ -67,6 +67,27 @@ def _version_callback(value: bool) -> None:
         raise typer.Exit(EXIT_OK)
 
 
+@app.command("help")
+def help_(
+    command: Annotated[list[str], typer.Argument(help="A command, e.g. drift or 'queue apply'.", show_default=False)] = [],  # noqa: B006
+) -> None:
+    """Show the help of goldkeeper, or of one command."""
+    group = typer.main.get_command(app)
+    context = group.make_context("goldkeeper", [], resilient_parsing=True)
+    found: Any = group
+    for name in command:
+        # a group (typer's own click) answers get_command; a plain command has no subcommands
+        sub = found.get_command(context, name) if hasattr(found, "get_command") else None
+        if sub is None:
+            from goldkeeper.core.metric_ids import suggest
+
+            choices = tuple(found.list_commands(context)) if hasattr(found, "list_commands") else ()
+            raise UsageError(f"help: no command '{' '.join(command)}'{suggest(name, choices)}")
+        context = sub.make_context(name, [], parent=context, resilient_parsing=True)
+        found = sub
+    sys.stdout.write(found.get_help(context) + "\n")
+
+
 @app.callback()
 def _root(
     version: Annotated[
@@ -149,7 +170,7 @@ class progress:
 
         from goldkeeper.io.files import watching
 
-        console = Console(stderr=True)
+        console = Console(stderr=True, force_terminal=True)  # stderr is a terminal: checked above
         self.bar = bar = Progress(TextColumn("{task.description}"), BarColumn(), TaskProgressColumn(),
                                   TextColumn("{task.fields[done]}"), TextColumn("{task.fields[speed]}"),
                                   TimeRemainingColumn(), console=console, transient=True)
@@ -246,7 +267,45 @@ def main(argv: list[str] | None = None) -> NoReturn:
             app(args=["--help"], prog_name="goldkeeper", standalone_mode=False)
         finally:
             exit_with(EXIT_USAGE)
-    guarded(lambda: _through_typer(_utf8(args)))
+    guarded(lambda: _through_typer(_habits(_utf8(args))))
+
+
+#: ``--color``'s words, as retrieval-eval's CLI has them.
+COLORS = ("auto", "always", "never")
+
+
+def _habits(args: list[str]) -> list[str]:
+    """Two global options of the reference CLI, allowed anywhere before ``--``: ``--json`` is
+    ``--format json`` on the command, and ``--color auto|always|never`` sets the environment
+    rich reads (``NO_COLOR``, honoured as it is under ``auto``; ``FORCE_COLOR``;
+    ``TTY_COMPATIBLE``). Progress bars on a terminal stay, without colour under ``never``."""
+    end = args.index("--") if "--" in args else len(args)
+    kept: list[str] = []
+    wants_json = False
+    position = 0
+    while position < end:
+        arg = args[position]
+        position += 1
+        if arg == "--json":
+            wants_json = True
+        elif arg == "--color" or arg.startswith("--color="):
+            if arg == "--color":
+                if position >= end:
+                    raise UsageError(f"--color: needs one of {', '.join(COLORS)}")
+                when, position = args[position], position + 1
+            else:
+                when = arg.partition("=")[2]
+            if when not in COLORS:
+                raise UsageError(f"--color: must be one of {', '.join(COLORS)}, got '{when}'")
+            if when == "never":  # no colour, and no bold or dim either (NO_COLOR alone keeps those)
+                os.environ.pop("FORCE_COLOR", None)
+                os.environ.update(NO_COLOR="1", TTY_COMPATIBLE="0")
+            elif when == "always":
+                os.environ.pop("NO_COLOR", None)
+                os.environ.update(FORCE_COLOR="1", TTY_COMPATIBLE="1")
+        else:
+            kept.append(arg)
+    return kept + (["--format", "json"] if wants_json else []) + args[end:]
 
 
 def _utf8(args: list[str]) -> list[str]:

@@ -60,6 +60,9 @@ def drift(
         if fix:
             sys.stdout.write(f"re-anchored {moved} label(s) in {out or judgments}; "
                              f"{needs_person} still need a person\n")
+        from goldkeeper.render import drift_next
+
+        sys.stdout.write("\n".join(drift_next(summary, out or judgments, corpus, fixed=fix, queue=queue)) + "\n")
     still_wrong = needs_person / labels_count if fix and labels_count else summary["invalid_ratio"]
     raise typer.Exit(EXIT_FAILED if still_wrong > max_invalid else EXIT_OK)
 

@@ -24,12 +24,18 @@ class ConvertTarget(str, Enum):
 
 @app.command()
 def validate(
-    file: Annotated[str, typer.Argument(help="Judgments JSONL: a path, an fsspec URL, or - for stdin.")],
+    file: Annotated[Optional[str], typer.Argument(help="Judgments JSONL: a path, an fsspec URL, or - for stdin.",
+                                                  show_default=False)] = None,
+    judgments: Annotated[Optional[str], typer.Option("--judgments", "-j", help="The same file, named as retrieval-eval names it.")] = None,
     output: FormatOption = OutputFormat.text,
     quiet: QuietOption = False,
 ) -> None:
     """Check a judgments file: types, duplicates, provenance, strata. Exit 1 on any error."""
     from goldkeeper.io.loading import validate_url
+
+    if (file is None) == (judgments is None):
+        raise UsageError("validate: name the judgments once, as an argument or as --judgments")
+    file = file or judgments or ""
 
     with progress(quiet=quiet or output is OutputFormat.json):
         result = validate_url(file)

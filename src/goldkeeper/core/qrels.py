@@ -156,10 +156,15 @@ def detect_labels_format(text: str, name: str = "") -> str:
     from goldkeeper.core.nested import looks_nested
 
     lowered = name.lower()
-    for suffix, kind in ((".jsonl", "jsonl"), (".tsv", "beir"), (".qrels", "trec")):
+    for suffix, kind in ((".jsonl", "jsonl"), (".qrels", "trec")):
         if lowered.endswith(suffix):
             return kind
-    for _, line in _lines(text.removeprefix("\ufeff"), name, ""):  # (a BOM is refused by the reader chosen)
+    lines = (line for _, line in _lines(text.removeprefix("\ufeff"), name, ""))  # (a BOM is refused by the reader chosen)
+    if lowered.endswith(".tsv"):
+        # BEIR's qrels/test.tsv, or TREC qrels saved under that name: four columns say TREC.
+        first = next(lines, "")
+        return "trec" if len(first.split()) == 4 and not _BEIR_HEADER.fullmatch(first.split("\t")[0].strip()) else "beir"
+    for line in lines:
         if line.startswith("{"):
             return "json" if looks_nested(line) else "jsonl"
         if _BEIR_HEADER.fullmatch(line.split("\t")[0].strip()) or len(line.split("\t")) == 3:

@@ -97,7 +97,8 @@ def _dig(payload: Any, path: str, query: Query) -> Any:
 def hits_from_payload(payload: Any, query: Query, results_path: str = "", id_field: str = "id",
                       score_field: str | None = "score") -> Hits:
     """Ranked ids (and scores) from a JSON answer: a list at ``results_path`` whose items are
-    ids, or objects carrying ``id_field`` (and ``score_field``)."""
+    ids, or objects carrying ``id_field`` (and ``score_field``, optional: the answer's order is
+    its ranking, and its scores are kept only when every hit has one)."""
     rows = _dig(payload, results_path, query) if results_path else payload
     if not isinstance(rows, list):
         where = f"results path '{results_path}'" if results_path else "the response"
@@ -112,8 +113,8 @@ def hits_from_payload(payload: Any, query: Query, results_path: str = "", id_fie
             raise RetrieverError(f"query {query.query_id}: hit {index} needs a string '{id_field}', got "
                                  f"{json.dumps(row)[:80]}")
         ids.append(str(row[id_field]))
-        if score_field:
-            value = row.get(score_field)
+        if score_field and score_field in row:  # the score is optional, as in the seed; a present one must be a number
+            value = row[score_field]
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
                 raise RetrieverError(f"query {query.query_id}: hit {index} needs a finite numeric '{score_field}' "
                                      f"(--score-field '' for hits without scores), got {json.dumps(value)}")
