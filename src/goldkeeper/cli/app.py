@@ -48,6 +48,7 @@ class LabelsFormat(str, Enum):
     json = "json"
     trec = "trec"
     beir = "beir"
+    gold = "gold"
 
 
 class ReportFormat(str, Enum):

@@ -65,6 +65,8 @@ def convert(
         bool, typer.Option("--as-chunk-ids", help="Read the qrels doc column as chunk ids.")
     ] = False,
     tag: Annotated[str, typer.Option("--tag", help="Run tag for trec-run output.")] = "goldkeeper",
+    queries_file: Annotated[Optional[str], typer.Option(
+        "--queries-file", help="Query texts for qrels (BEIR's queries.jsonl, or query_id/query lines).")] = None,
     quiet: QuietOption = False,
 ) -> None:
     """Convert between judgments JSONL, TREC qrels, BEIR TSV, nested JSON qrels and runs
@@ -72,20 +74,32 @@ def convert(
     from goldkeeper.core import nested, qrels, runs
     from goldkeeper.core.judgments import dump_judgments
     from goldkeeper.io.files import read_bytes, write_bytes_atomic
-    from goldkeeper.io.loading import parse_labels, parse_run_data, run_kind
+    from goldkeeper.io.loading import parse_gold_data, parse_labels, parse_run_data, run_kind, with_queries
 
     source = source_name(file)
     with progress(quiet=quiet):
         data = read_bytes(file)
     if to in (ConvertTarget.judgments, ConvertTarget.qrels, ConvertTarget.qrels_json):
         kind = from_.value if from_ else qrels.detect_labels_format(data[:4096].decode("utf-8", "replace"), file)
-        labels = parse_labels(data, source, kind, as_chunk_ids=as_chunk_ids)
+        if kind == "gold":
+            labels, derived = parse_gold_data(data, source)
+            if derived:
+                sys.stderr.write(f"note: {derived} query id(s) derived from the query text ('gq:' and 12 hex digits "
+                                 "of its sha256); give a line query_id to choose one\n")
+        else:
+            labels = parse_labels(data, source, kind, as_chunk_ids=as_chunk_ids)
+        if queries_file is not None:
+            from goldkeeper.models.judgment import Judgment
+
+            labels = [Judgment.model_construct(**row) for row in with_queries([j.__dict__ for j in labels], queries_file)]
         write = {ConvertTarget.judgments: dump_judgments, ConvertTarget.qrels: qrels.to_qrels,
                  ConvertTarget.qrels_json: nested.to_nested_qrels}[to]
         text = write(labels) if to is ConvertTarget.judgments else write(labels, source)
     else:
-        if from_ is LabelsFormat.beir:
-            raise UsageError("--from beir is a qrels format; a run is jsonl, json or trec")
+        if from_ in (LabelsFormat.beir, LabelsFormat.gold):
+            raise UsageError(f"--from {from_.value} is a labels format; a run is jsonl, json or trec")
+        if queries_file is not None:
+            raise UsageError("--queries-file gives labels their query texts; a run has none")
         entries = parse_run_data(data, source, run_kind(file, from_.value if from_ else None, data))
         if to is ConvertTarget.trec_run:
             text = qrels.to_trec_run(entries, tag, source)

@@ -197,7 +197,8 @@ class Backend(str, Enum):
 
 @app.command("eval")
 def eval_(
-    judgments: Annotated[str, typer.Option("--judgments", "-j", help="Judgments JSONL (with query texts), TREC qrels or BEIR TSV.")],
+    judgments: Annotated[str, typer.Option("--judgments", "-j", "--gold", help="Judgments JSONL (with query texts), a gold set (query, relevant_doc_ids), TREC qrels or BEIR TSV.")],
+    queries_file: Annotated[Optional[str], typer.Option("--queries-file", help="Query texts for qrels: BEIR's queries.jsonl, or query_id/query lines.")] = None,
     backend: Annotated[Backend, typer.Option("--backend", help="How to reach the retriever.")] = Backend.http,
     url_template: Annotated[Optional[str], typer.Option("--url-template", help="HTTP: {query}, {query_id}, {k}, {mode} are URL-encoded.")] = None,
     method: Annotated[str, typer.Option("--method", help="HTTP: GET or POST.")] = "GET",
@@ -268,7 +269,7 @@ def eval_(
         retriever = make_retriever(config)  # bad options are reported before any input is read
         systems = [(m or backend.value, retriever, m) for m in names]
     with progress(quiet=quiet or output is ReportFormat.json):
-        rows, judgments_sha = load_label_rows(judgments)
+        rows, judgments_sha = load_label_rows(judgments, queries=queries_file)
     validation = validate(rows)
     qrels = build_qrels(rows)
     texts = judged_queries(rows, qrels.grades, need_text=backend is not Backend.run_file)

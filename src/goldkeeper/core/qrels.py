@@ -151,22 +151,24 @@ def parse_beir_tsv(text: str, source: str = "qrels", *, as_chunk_ids: bool = Fal
 
 
 def detect_labels_format(text: str, name: str = "") -> str:
-    """Guess ``jsonl``, ``json`` (nested), ``beir`` or ``trec`` from the name, then from the
-    first content line."""
+    """Guess ``jsonl``, ``json`` (nested), ``gold`` (rag-eval-gate's), ``beir`` or ``trec``
+    from the name, then from the first content line."""
+    from goldkeeper.core.gold import looks_like_gold
     from goldkeeper.core.nested import looks_nested
 
     lowered = name.lower()
-    for suffix, kind in ((".jsonl", "jsonl"), (".qrels", "trec")):
-        if lowered.endswith(suffix):
-            return kind
+    if lowered.endswith(".qrels"):
+        return "trec"
     lines = (line for _, line in _lines(text.removeprefix("\ufeff"), name, ""))  # (a BOM is refused by the reader chosen)
+    if lowered.endswith(".jsonl"):
+        return "gold" if looks_like_gold(next(lines, "")) else "jsonl"
     if lowered.endswith(".tsv"):
         # BEIR's qrels/test.tsv, or TREC qrels saved under that name: four columns say TREC.
         first = next(lines, "")
         return "trec" if len(first.split()) == 4 and not _BEIR_HEADER.fullmatch(first.split("\t")[0].strip()) else "beir"
     for line in lines:
         if line.startswith("{"):
-            return "json" if looks_nested(line) else "jsonl"
+            return "json" if looks_nested(line) else "gold" if looks_like_gold(line) else "jsonl"
         if _BEIR_HEADER.fullmatch(line.split("\t")[0].strip()) or len(line.split("\t")) == 3:
             return "beir"
         return "trec"

@@ -22,7 +22,7 @@ from goldkeeper.core.scoring import QueryValues, RunScorer
 from goldkeeper.core.validation import Validator
 from goldkeeper.errors import InputError, UsageError
 from goldkeeper.io.fastjson import Refused, judgment_blocks, run_lines
-from goldkeeper.io.files import decode_utf8, iter_blocks, read_bytes, sha256, source_name, uncompressed_name
+from goldkeeper.io.files import decode_utf8, iter_blocks, iter_lines, read_bytes, sha256, source_name, uncompressed_name
 
 if TYPE_CHECKING:
     from goldkeeper.core.validation import ValidationResult
@@ -92,8 +92,8 @@ def read_labels(url: str, fmt: str | None = None) -> tuple[Iterator[list[dict[st
     once the blocks are consumed. Standard input is read once, so guessing its format loses
     no line."""
     source = source_name(url)
-    if fmt not in (None, "jsonl", "json", "trec", "beir"):
-        raise UsageError(f"unknown judgments format '{fmt}', expected jsonl, json, trec or beir")
+    if fmt not in (None, "jsonl", "json", "trec", "beir", "gold"):
+        raise UsageError(f"unknown judgments format '{fmt}', expected jsonl, json, trec, beir or gold")
     if url != "-":
         kind = fmt or qrels_format.detect_labels_format(_head(url).decode("utf-8", "replace"), uncompressed_name(url))
         if kind == "jsonl":
@@ -120,15 +120,37 @@ def parse_labels(data: bytes, source: str, kind: str, *, as_chunk_ids: bool = Fa
         return parse_judgments(data, source)
     if kind == "json":
         return parse_nested_qrels(data, source, as_chunk_ids=as_chunk_ids)
+    if kind == "gold":
+        return parse_gold_data(data, source)[0]
     parse = qrels_format.parse_trec_qrels if kind == "trec" else qrels_format.parse_beir_tsv
     return parse(decode_utf8(data, source), source, as_chunk_ids=as_chunk_ids)
 
 
-def load_label_rows(url: str, fmt: str | None = None) -> tuple[list[dict[str, Any]], str]:
-    """Checked label rows from judgments JSONL, TREC qrels or BEIR TSV, and the sha256."""
+def parse_gold_data(data: bytes, source: str) -> tuple[list[Judgment], int]:
+    """A rag-eval-gate gold set's judgments, and how many query ids were derived."""
+    from goldkeeper.core.gold import parse_gold
+    from goldkeeper.core.jsonl import split_lines
+
+    return parse_gold(split_lines(data), source)
+
+
+def load_label_rows(url: str, fmt: str | None = None, *, queries: str | None = None) -> tuple[list[dict[str, Any]], str]:
+    """Checked label rows from judgments JSONL, TREC qrels, BEIR TSV or a gold set, and the
+    sha256; with ``queries`` (a queries JSONL), each row gets its query's text from it."""
     blocks, digest = read_labels(url, fmt)
     rows = [row for block in blocks for row in block]
+    if queries is not None:
+        rows = with_queries(rows, queries)
     return rows, digest.hexdigest()
+
+
+def with_queries(rows: Iterable[dict[str, Any]], queries: str) -> list[dict[str, Any]]:
+    """Label rows with their query texts from a queries file (BEIR's queries.jsonl or
+    query_id/query lines)."""
+    from goldkeeper.core.gold import attach_queries, parse_queries
+
+    source = source_name(queries)
+    return list(attach_queries(rows, parse_queries(iter_lines(queries), source), source))
 
 
 def validate_url(url: str) -> ValidationResult:
