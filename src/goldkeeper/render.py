@@ -510,6 +510,7 @@ def print_agreement(found: dict[str, Any], threshold: int) -> None:
             lines.append(f"  share relevant over all {share['ppi']['labeled'] + share['ppi']['unlabeled']} judged pairs: "
                          f"[{low:.3f}, {high:.3f}] by PPI++ (judge alone says {share['judge_only']:.3f}, "
                          f"the {share['ppi']['labeled']} hand labels {share['hand_labels_only']:.3f})")
+            lines.append(f"  {share['ppi']['statement']}")
     if found.get("note"):
         lines.append(f"  {found['note']}")
     sys.stdout.write("\n".join(lines) + "\n")

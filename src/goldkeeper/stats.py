@@ -7,24 +7,27 @@
     holm(pvalues) -> adjusted
     betting_cs(stream, alpha=0.05) -> (lower[], upper[])             anytime-valid, values in [0, 1]
     ppi_mean_ci(y, yhat, yhat_unlabeled, alpha=0.05) -> (lo, hi)       PPI++ with an LLM judge
+    ppi_mean(y, yhat, yhat_unlabeled, alpha=0.05) -> PPIEstimate       the same, with .statement()
     summarize(samples) -> Measurement                                 Student-t, repeated samples
 
 Each names its source in its own docstring; all are seeded and deterministic.
 """
 
 from goldkeeper.core.intervals import bca_interval, clopper_pearson
-from goldkeeper.core.ppi import ppi_mean_ci
+from goldkeeper.core.ppi import PPIEstimate, ppi_mean, ppi_mean_ci
 from goldkeeper.core.sequential import betting_cs
 from goldkeeper.core.significance import holm, min_attainable_p, paired_permutation_test
 from goldkeeper.core.summary import summarize
 
 __all__ = [
+    "PPIEstimate",
     "bca_interval",
     "betting_cs",
     "clopper_pearson",
     "holm",
     "min_attainable_p",
     "paired_permutation_test",
+    "ppi_mean",
     "ppi_mean_ci",
     "summarize",
 ]

@@ -59,15 +59,15 @@ def agreement(rows: Iterable[Mapping[str, Any]], threshold: int = 1) -> dict[str
         out["note"] = "both sides gave one answer throughout: kappa is undefined"
     unlabeled = [judge[k] >= threshold for k in judge.keys() - human.keys()]
     if len(both) >= 2 and unlabeled:
-        from goldkeeper.core.ppi import ppi_mean_ci
+        from goldkeeper.core.ppi import ppi_mean
 
         y = [float(human[k] >= threshold) for k in both]
         yhat = [float(judge[k] >= threshold) for k in both]
-        low, high = ppi_mean_ci(y, yhat, [float(v) for v in unlabeled], alpha=0.05)
+        estimate = ppi_mean(y, yhat, [float(v) for v in unlabeled], alpha=0.05)
         out["relevant_share"] = {
-            "ppi": {"ci": [low, high], "confidence": 0.95, "labeled": len(both), "unlabeled": len(unlabeled),
-                    "method": "PPI++, power-tuned (Angelopoulos et al., Science 2023)"},
-            "judge_only": (sum(yhat) + sum(unlabeled)) / (len(yhat) + len(unlabeled)),
+            "ppi": {**estimate.to_dict(), "ci": list(estimate.interval), "confidence": 0.95, "labeled": len(both),
+                    "unlabeled": len(unlabeled)},
+            "judge_only": estimate.judge_mean,
             "hand_labels_only": human_rate,
         }
     grades = sorted({human[k] for k in both} | {judge[k] for k in both})
