@@ -84,6 +84,12 @@ def _metric_rows(document: dict) -> tuple[list[tuple[str, list[str]]], list[int]
     return [(labelled(name), [values.get(k, "") for k in ks]) for name, values in names.items()], ks
 
 
+def measurement_lines(document: dict) -> list[str]:
+    """Summarized metrics (``score --measurement``), one line each."""
+    return [f"{name}: {_shown(found)} (mean of {found['n']} samples, Student-t interval)"
+            for name, found in (document.get("measurements") or {}).items()]
+
+
 def stratum_order(report, metric: str) -> list[tuple[str, dict, dict | None]]:
     """(name, stratum, measurement): scored strata by value then name, then unscored by name.
     ``report`` is a ``Report`` or its document; strata and measurements are JSON objects.
@@ -165,6 +171,8 @@ def print_report(report, console: Console | None = None, *, per_query: bool = Fa
         console.print(table)
     else:
         console.print(Text("no metric was computed", style="dim"))
+    for line in measurement_lines(document):
+        console.print(line)
     if document.get("per_stratum"):
         columns = _strata_columns(document)
         metric = columns[0][0]
@@ -237,6 +245,9 @@ def report_markdown(report, *, per_query: bool = False) -> str:
         lines.append("|---|" + "---:|" * len(ks))
         lines.extend(f"| {name} | " + " | ".join(values) + " |" for name, values in rows)
         lines.append("")
+    summarized = measurement_lines(document)
+    if summarized:
+        lines.extend([*(f"- {line}" for line in summarized), ""])
     if document.get("per_stratum"):
         columns = _strata_columns(document)
         lines.append("| stratum | n | " + " | ".join(m for m, _ in columns) + " |")

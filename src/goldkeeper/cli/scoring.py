@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 from enum import Enum
 from typing import Annotated, Any, Optional
@@ -74,6 +75,57 @@ def gates_and_cutoffs(gate: list[str], k: list[str]) -> tuple[list[Any], list[in
     return gates, ks or [10]
 
 
+class GatePolicy(str, Enum):
+    point = "point"
+    ci_lower = "ci-lower"
+    regression = "regression"
+    sequential = "sequential"
+
+
+#: What each --gate-policy makes of a --min-<metric><k> threshold T, in --gate's own words.
+POLICY_GATES = {
+    GatePolicy.point: ("{metric}:{floor}",),
+    GatePolicy.ci_lower: ("{metric}:ci-lower:{floor}",),
+    GatePolicy.regression: ("{metric}:{floor}", "{metric}:regression"),
+    GatePolicy.sequential: ("{metric}:sequential:{floor}",),
+}
+POLICY_HELP = ("rag-eval-gate's policies over --min-<metric><k> thresholds (--min-mrr10 0.85), each the same "
+               "as a --gate: point (mrr@10:0.85), ci-lower (mrr@10:ci-lower:0.85), regression (mrr@10:0.85 "
+               "and mrr@10:regression, with --baseline), sequential (mrr@10:sequential:0.85).")
+#: Extra arguments a command takes as --min-<metric><k> thresholds, and nothing else.
+THRESHOLD_FLAGS = {"allow_extra_args": True, "ignore_unknown_options": True}
+_MIN_FLAG = re.compile(r"--min-(precision|recall|ndcg_?linear|ndcg|mrr|map|hit_?rate|judged)([0-9]+)")
+
+
+def policy_gates(policy: GatePolicy | None, extra: list[str]) -> list[str]:
+    """The gate expressions that ``--gate-policy`` and ``--min-<metric><k> T`` stand for."""
+    from goldkeeper.core.metric_ids import METRIC_NAMES
+
+    thresholds: list[tuple[str, str]] = []
+    position = 0
+    while position < len(extra):
+        flag, has_value, value = extra[position].partition("=")
+        found = _MIN_FLAG.fullmatch(flag)
+        if found is None:
+            if not flag.startswith("-"):
+                raise UsageError(f"unexpected argument: {flag}")
+            hint = "; thresholds are --min-<metric><k>, e.g. --min-recall5 0.9" if flag.startswith("--min") else ""
+            raise UsageError(f"no such option: {flag}{hint}")
+        if not has_value:
+            if position + 1 >= len(extra):
+                raise UsageError(f"{flag}: needs a threshold from 0 to 1")
+            value, position = extra[position + 1], position + 1
+        position += 1
+        name = next(n for n in METRIC_NAMES if n.replace("_", "") == found.group(1).replace("_", ""))
+        thresholds.append((f"{name}@{int(found.group(2))}", value))
+    if not thresholds:
+        if policy is not None:
+            raise UsageError("--gate-policy: needs at least one --min-<metric><k> threshold, e.g. --min-mrr10 0.85")
+        return []
+    forms = POLICY_GATES[policy or GatePolicy.point]
+    return [form.format(metric=metric, floor=floor) for metric, floor in thresholds for form in forms]
+
+
 def check_bootstrap(confidence: float, resamples: int) -> None:
     if not 0 < confidence < 1:
         raise UsageError(f"--confidence: must be between 0 and 1, got {confidence}")
@@ -97,10 +149,32 @@ def bootstrap_spec(intervals: bool, confidence: float, resamples: int, seed: int
     return BootstrapSpec(confidence, resamples, seed)
 
 
+def summarized(specs: list[str], confidence: float) -> dict[str, dict[str, Any]]:
+    """``--measurement NAME=SAMPLES``: each file's repeated samples summarized (mean, sd, Student-t
+    interval), under NAME among the metrics, where gates can name it (NAME:ci-lower:0.8)."""
+    from goldkeeper.core.metric_ids import METRIC_NAMES
+    from goldkeeper.core.summary import parse_samples, summarize
+    from goldkeeper.io.files import decode_utf8, read_bytes
+
+    found: dict[str, dict[str, Any]] = {}
+    for spec in specs:
+        name, has_file, url = spec.partition("=")
+        if not has_file or not url or not re.fullmatch(r"[a-z][a-z0-9_]*", name) or name in METRIC_NAMES:
+            raise UsageError(f"--measurement: expected NAME=SAMPLES_FILE with a lowercase name that is no metric's, "
+                             f"e.g. faithfulness=judge-scores.json, got '{spec}'")
+        if name in found:
+            raise UsageError(f"--measurement: '{name}' given twice")
+        source = source_name(url)
+        samples = parse_samples(decode_utf8(read_bytes(url), source), source)
+        found[name] = summarize(samples, confidence).model_dump(exclude_none=True)
+    return found
+
+
 def run_score(*, judgments: str, run: str, k: list[str], threshold: int, gate: list[str], baseline: str | None,
               corpus: str | None, report: str | None, judgments_format: LabelsFormat | None, run_format: str | None,
               now: str | None, intervals: bool, confidence: float, resamples: int, seed: int,
-              output: ScoreFormat, per_query: bool = False, quiet: bool = False) -> int:
+              output: ScoreFormat, per_query: bool = False, quiet: bool = False,
+              measurement: list[str] | None = None) -> int:
     """Score a run against judgments, decide the gates, write the report: the exit code
     (0 PASS, 1 FAIL or INDETERMINATE); bad input raises."""
     from goldkeeper.core.reporting import report_document
@@ -139,7 +213,8 @@ def run_score(*, judgments: str, run: str, k: list[str], threshold: int, gate: l
         inputs["corpus"] = {"url": corpus}
     # The report stays JSON values (no pydantic) unless a renderer wants the model.
     built = report_document(result, validation, generated_at=generated, gates=gates,
-                            baseline=previous, inputs=inputs, drift=drift_counts_found, corpus=corpus_info)
+                            baseline=previous, inputs=inputs, drift=drift_counts_found, corpus=corpus_info,
+                            measurements=summarized(measurement or [], confidence))
     if report or output is ScoreFormat.json:
         document = report_bytes(built)
         if report:
@@ -162,8 +237,9 @@ def run_score(*, judgments: str, run: str, k: list[str], threshold: int, gate: l
     return EXIT_OK if built["verdict"]["status"] == "PASS" else EXIT_FAILED
 
 
-@app.command()
+@app.command(context_settings=THRESHOLD_FLAGS)
 def score(
+    ctx: typer.Context,
     judgments: Annotated[str, typer.Option("--judgments", "-j", help="Judgments JSONL, TREC qrels or BEIR TSV.")],
     run: Annotated[str, typer.Option("--run", "-r", help="Run JSONL or TREC run file.")],
     k: Annotated[list[str], typer.Option("-k", "--k", help="Cutoffs, e.g. 5,10,100 (default 10).")] = [],  # noqa: B006
@@ -182,10 +258,16 @@ def score(
     seed: Annotated[int, typer.Option("--seed", min=0, help="Bootstrap seed (under 500 queries).")] = 0,
     output: Annotated[ScoreFormat, typer.Option("--format", help="text, json, markdown, or trec (trec_eval -q's measure, query, value lines).")] = ScoreFormat.text,
     per_query: Annotated[bool, typer.Option("--per-query", help="Text and markdown: each query's values too.")] = False,
+    gate_policy: Annotated[Optional[GatePolicy], typer.Option("--gate-policy", help=POLICY_HELP)] = None,
+    measurement: Annotated[list[str], typer.Option("--measurement", help="NAME=SAMPLES: a summarized metric (repeated samples, e.g. a judge's scores: a JSON array or one number a line), reported and gateable as NAME:ci-lower:0.8. Repeatable.")] = [],  # noqa: B006
     quiet: QuietOption = False,
 ) -> None:
-    """Score a run against judgments and decide the gates. Exit 0 PASS, 1 FAIL or INDETERMINATE."""
-    raise typer.Exit(run_score(**locals()))
+    """Score a run against judgments and decide the gates. Exit 0 PASS, 1 FAIL or INDETERMINATE.
+
+    Thresholds may also be given as --min-<metric><k> VALUE under --gate-policy."""
+    options = {name: value for name, value in locals().items() if name not in ("ctx", "gate_policy")}
+    options["gate"] = [*gate, *policy_gates(gate_policy, ctx.args)]
+    raise typer.Exit(run_score(**options))
 
 
 class Backend(str, Enum):
@@ -195,8 +277,9 @@ class Backend(str, Enum):
     python = "python"
 
 
-@app.command("eval")
+@app.command("eval", context_settings=THRESHOLD_FLAGS)
 def eval_(
+    ctx: typer.Context,
     judgments: Annotated[str, typer.Option("--judgments", "-j", "--gold", help="Judgments JSONL (with query texts), a gold set (query, relevant_doc_ids), TREC qrels or BEIR TSV.")],
     queries_file: Annotated[Optional[str], typer.Option("--queries-file", help="Query texts for qrels: BEIR's queries.jsonl, or query_id/query lines.")] = None,
     backend: Annotated[Backend, typer.Option("--backend", help="How to reach the retriever.")] = Backend.http,
@@ -225,11 +308,14 @@ def eval_(
     now: Annotated[Optional[str], typer.Option("--now", help="Report time (ISO 8601); else SOURCE_DATE_EPOCH; else now.")] = None,
     intervals: Annotated[bool, typer.Option("--intervals/--no-intervals", help="A confidence interval on every metric.")] = True,
     output: Annotated[ReportFormat, typer.Option("--format", help="text, json or markdown.")] = ReportFormat.text,
+    gate_policy: Annotated[Optional[GatePolicy], typer.Option("--gate-policy", help=POLICY_HELP)] = None,
+    baseline: Annotated[Optional[str], typer.Option("--baseline", help="A previous report, for delta and regression gates.")] = None,
     quiet: QuietOption = False,
 ) -> None:
     """Call a retriever for every judged query, record the runs, score and gate them.
 
-    Exit 0 when every run PASSes (errors within --max-errors included), else 1."""
+    Exit 0 when every run PASSes (errors within --max-errors included), else 1. Thresholds may
+    also be given as --min-<metric><k> VALUE under --gate-policy."""
     import hashlib
 
     from goldkeeper.core.comparison import compare_scores
@@ -238,7 +324,7 @@ def eval_(
     from goldkeeper.core.scoring import score as score_run
     from goldkeeper.core.validation import validate
     from goldkeeper.io.files import report_bytes, write_bytes_atomic
-    from goldkeeper.io.loading import load_label_rows
+    from goldkeeper.io.loading import load_baseline, load_label_rows
     from goldkeeper.io.retrieval import judged_queries, retrieve_run
     from goldkeeper.io.retrievers import make_retriever
 
@@ -247,7 +333,8 @@ def eval_(
     cache = cache or os.path.join(out, "cache.jsonl")
     if os.path.isdir(cache):
         raise UsageError(f"--cache: names a file (JSONL), and {cache} is a folder")
-    gates, ks = gates_and_cutoffs(gate, k)
+    gates, ks = gates_and_cutoffs([*gate, *policy_gates(gate_policy, ctx.args)], k)
+    previous = load_baseline(baseline) if baseline else None
     config = {"backend": backend.value, "url_template": url_template, "method": method,
               "body_template": body_template, "results_path": results_path, "id_field": id_field,
               "score_field": score_field, "header_env": header_env, "command": command, "python": python_target,
@@ -289,7 +376,8 @@ def eval_(
                            intervals=bootstrap_spec(intervals, 0.95, 10_000, 0))
         inputs = {"judgments": {"url": judgments, "sha256": judgments_sha},
                   "run": {"url": run_path, "sha256": hashlib.sha256(got.run_bytes).hexdigest(), "system": name}}
-        built = build_report(result, validation, generated_at=generated_at, gates=gates, inputs=inputs)
+        built = build_report(result, validation, generated_at=generated_at, gates=gates, inputs=inputs,
+                             baseline=previous)
         built = apply_error_budget(built, got.queries, got.errors, max_errors)
         document = report_bytes(built)
         write_bytes_atomic(os.path.join(out, f"report-{slug}.json"), document)

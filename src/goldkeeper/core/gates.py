@@ -8,6 +8,7 @@ Forms, as in the reference implementation, plus two gateable numbers of goldkeep
     recall@5:-0.02                delta against a baseline   value - baseline >= -0.02
     worst-stratum:recall@5:0.7    floor on the weakest stratum
     ndcg@10:ci-lower:0.6          floor on the interval's lower bound
+    faithfulness:ci-lower:0.8     the same on a summarized metric (score --measurement)
     coverage:0.95                 share of judged queries present in the run >= 0.95
     drift:0.05                    invalid label ratio (needs --corpus) <= 0.05
     ndcg@10:regression            no significant drop against the baseline's per-query values
@@ -42,6 +43,8 @@ GateKind = Literal["absolute", "delta", "worst-stratum", "ci-lower", "coverage",
                    "sequential"]
 _ALPHA = 0.05
 
+#: A summarized metric's name (``faithfulness``): no cutoff, so never a metric id.
+_MEASUREMENT = re.compile(r"[a-z][a-z0-9_]*")
 _NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
 _ROUND = 12
 _RANKING = {"PASS": 0, "INDETERMINATE": 1, "FAIL": 2}
@@ -97,7 +100,9 @@ def parse_gate(raw: str) -> Gate:
             raise ValueError(f"gate '{raw}': expected {head}:<number from 0 to 1>")
         return Gate(raw, head, head, _number(parts[1], raw, 0, 1, "the threshold"))  # type: ignore[arg-type]
     if len(parts) == 3 and parts[1] == "ci-lower":
-        return Gate(raw, "ci-lower", _metric(head, raw), _number(parts[2], raw, 0, 1, "the floor"))
+        # retrieval-eval's fourth form: a summarized metric (repeated samples, summarize) by its name
+        metric = head if _MEASUREMENT.fullmatch(head) and head not in METRIC_NAMES else _metric(head, raw)
+        return Gate(raw, "ci-lower", metric, _number(parts[2], raw, 0, 1, "the floor"))
     if len(parts) in (3, 4) and parts[1] == "sequential":
         budget = None
         if len(parts) == 4:
@@ -169,7 +174,7 @@ def _evaluate(gate: Gate, report: dict[str, Any], baseline: dict[str, Any] | Non
         return _result(raw, "PASS" if ok else "FAIL", found["value"]), reason
     if gate.kind in ("regression", "sequential"):
         return _per_query_gate(gate, report, baseline)
-    measurement = report["metrics"].get(gate.metric)
+    measurement = report["metrics"].get(gate.metric) or (report.get("measurements") or {}).get(gate.metric)
     if measurement is None:
         if report["judgments"].get("queries_scored") == 0:
             return _result(raw, "INDETERMINATE"), f"{raw}: no query was scored, so '{gate.metric}' was not computed"

@@ -120,10 +120,13 @@ def report_document(
     drift: DriftCounts | dict[str, Any] | None = None,
     corpus: CorpusInfo | dict[str, Any] | None = None,
     inputs: dict[str, Any] | None = None,
+    measurements: dict[str, dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
     """The full report as JSON values, in the order it is written (the reference schema's
     fields, then goldkeeper's). ``generated_at`` is given, not read from a clock: the core is
-    pure. ``baseline``, ``drift`` and ``corpus`` are models or their JSON documents."""
+    pure. ``baseline``, ``drift`` and ``corpus`` are models or their JSON documents;
+    ``measurements`` are summarized metrics by name (``summarize``'s, as JSON), which
+    ``NAME:ci-lower:F`` gates read."""
     drift = _plain(drift)
     status, reasons = _base_verdict(result, validation, drift)
     document: dict[str, Any] = {
@@ -142,6 +145,8 @@ def report_document(
         }),
         "metrics": result.metrics,
     }
+    if measurements:
+        document["measurements"] = measurements
     if result.per_stratum is not None:
         document["per_stratum"] = result.per_stratum
     verdict: dict[str, Any] = {"status": status, "reasons": reasons}

@@ -5,9 +5,10 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
+from goldkeeper.errors import InputError, describe_value
 from goldkeeper.models.report import Measurement
 
-__all__ = ["summarize"]
+__all__ = ["parse_samples", "summarize"]
 
 _ROUND = 12
 
@@ -42,3 +43,34 @@ def summarize(samples: Sequence[float], confidence: float = 0.95) -> Measurement
         ci=(round(mean - margin, _ROUND), round(mean + margin, _ROUND)),
         deterministic=False,
     )
+
+
+def parse_samples(text: str, source: str) -> list[float]:
+    """Repeated samples of one metric: a JSON array of numbers, or one number a line."""
+    import json
+
+    stripped = text.strip()
+    if stripped.startswith("["):
+        try:
+            values = json.loads(stripped)
+        except ValueError as error:
+            raise InputError(source, f"not a JSON array of numbers ({error})", field="samples") from None
+        for index, value in enumerate(values):
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+                raise InputError(source, "must be a finite number", field=f"samples[{index}]",
+                                 found=describe_value(value))
+        numbers = [float(v) for v in values]
+    else:
+        numbers = []
+        for number, line in enumerate(text.splitlines(), start=1):
+            if line.strip():
+                try:
+                    numbers.append(float(line))
+                except ValueError:
+                    numbers.append(math.nan)
+                if not math.isfinite(numbers[-1]):
+                    raise InputError(source, "must be a finite number", line=number, field="sample",
+                                     found=describe_value(line.strip()))
+    if not numbers:
+        raise InputError(source, "holds no sample", field="samples", found="nothing")
+    return numbers
