@@ -2,6 +2,10 @@
 
     eval_retriever = retrieve (per mode, with a progress artifact) -> evaluate (per mode)
 
+When every gate is sequential, each mode's queries are asked in the gates' order and asking
+stops once they settle; the evaluation scores the queries asked and its report says how many
+were saved.
+
 Each mode's run is written to storage under runs/<suite>/, then scored and published by the
 `evaluate` flow with the retrieval errors counted against the budget (fail closed). Header
 values come from the environment of the process running the flow, named in the config's
@@ -29,7 +33,7 @@ __all__ = ["eval_retriever"]
 
 @task(retry_condition_fn=retry_faults, retries=1, retry_delay_seconds=[10], timeout_seconds=7200)
 def retrieve(config: dict[str, Any], judgments_url: str, run_url: str, depth: int, mode: str, concurrency: int,
-             retries: int, rate: float | None, cache: str | None) -> dict[str, Any]:
+             retries: int, rate: float | None, cache: str | None, gates: list[str]) -> dict[str, Any]:
     artifact = create_progress_artifact(progress=0.0, description=f"retrieving {mode or config.get('backend')}")
     step = {"next": 0.0}
 
@@ -40,7 +44,7 @@ def retrieve(config: dict[str, Any], judgments_url: str, run_url: str, depth: in
             step["next"] = share + 5.0
 
     return retrieve_to_storage(config, judgments_url, run_url, depth, mode, concurrency=concurrency,
-                               retries=retries, rate=rate, cache=cache, progress=progress)
+                               retries=retries, rate=rate, cache=cache, progress=progress, gates=gates)
 
 
 @flow(name="goldkeeper-eval", log_prints=True)
@@ -72,8 +76,10 @@ def eval_retriever(
         run_url = f"{storage_url.rstrip('/')}/runs/{name}/{stamp}.jsonl"
         if is_local(run_url):
             os.makedirs(os.path.dirname(local_path(run_url)), exist_ok=True)
-        got = retrieve(retriever, judgments_url, run_url, max(k), mode, concurrency, retries, rate, cache)
+        got = retrieve(retriever, judgments_url, run_url, max(k), mode, concurrency, retries, rate, cache, gates)
         retrieval = {"queries": got["queries"], "errors": got["errors"], "budget": max_errors}
+        if "sequential" in got:  # every gate sequential: it stopped asking once they settled
+            retrieval["sequential"] = got["sequential"]
         results[mode or name] = outcome_of(evaluate(suite=name, judgments_url=judgments_url, run_url=got["run_url"],
                                                     storage_url=storage_url, k=k, gates=gates, intervals=intervals,
                                                     retrieval=retrieval, return_state=True))

@@ -139,6 +139,8 @@ def assemble_report(result, validation, generated_at: str, gates: list[str], inp
                           drift=counts, corpus=corpus)
     if retrieval is not None:
         report = apply_error_budget(report, retrieval["queries"], retrieval["errors"], retrieval.get("budget", 0.0))
+        if "sequential" in retrieval:
+            report.retrieval["sequential"] = retrieval["sequential"]  # type: ignore[attr-defined]
     return report
 
 
@@ -308,7 +310,11 @@ def evaluate(
             rows, judgments_sha = load_judgments(judgments_url)
             run, run_sha = load_run(run_url, max(k))
             validation = check_judgments(rows)
-            result = score_run(rows, run, k, threshold, intervals)
+            asked = (retrieval or {}).get("sequential", {}).get("query_ids")
+            # A retrieval that stopped once its sequential gates settled is scored on the queries it asked.
+            wanted = None if asked is None else frozenset(asked)
+            scored = rows if wanted is None else [r for r in rows if r["query_id"] in wanted]
+            result = score_run(scored, run, k, threshold, intervals)
         inputs = {"judgments": {"url": judgments_url, "sha256": judgments_sha},
                   "run": {"url": run_url, "sha256": run_sha}}
         drift = check_corpus(rows, corpus_url) if corpus_url else None

@@ -84,6 +84,14 @@ def _metric_rows(document: dict) -> tuple[list[tuple[str, list[str]]], list[int]
     return [(labelled(name), [values.get(k, "") for k in ks]) for name, values in names.items()], ks
 
 
+def sequential_line(spent: dict[str, Any]) -> str:
+    """What sequential gates saved in a live evaluation."""
+    if not spent["saved"]:
+        return f"sequential gates: all {spent['of']} queries were asked before they settled (or used their budget)"
+    return (f"sequential gates settled after {spent['asked']} of {spent['of']} queries: {spent['saved']} "
+            f"({spent['saved'] / spent['of']:.0%}) never asked")
+
+
 def measurement_lines(document: dict) -> list[str]:
     """Summarized metrics (``score --measurement``), one line each."""
     return [f"{name}: {_shown(found)} (mean of {found['n']} samples, Student-t interval)"
@@ -245,6 +253,9 @@ def report_markdown(report, *, per_query: bool = False) -> str:
         lines.append("|---|" + "---:|" * len(ks))
         lines.extend(f"| {name} | " + " | ".join(values) + " |" for name, values in rows)
         lines.append("")
+    spent = (document.get("retrieval") or {}).get("sequential")
+    if spent:
+        lines.extend([sequential_line(spent) + ".", ""])
     summarized = measurement_lines(document)
     if summarized:
         lines.extend([*(f"- {line}" for line in summarized), ""])

@@ -272,6 +272,26 @@ def test_eval_flow_produces_runs_per_mode_and_fails_closed_on_errors(prefect_ser
     assert found and max(a.data for a in found) == 100.0
 
 
+def test_eval_flow_stops_asking_once_its_sequential_gates_settle(prefect_server, tmp_path):
+    from goldkeeper.flows.eval import eval_retriever
+
+    judgments = tmp_path / "judgments.jsonl"
+    judgments.write_text("".join(json.dumps({"query_id": f"q{i}", "query": f"find d{i}", "doc_uri": f"d{i}",
+                                             "relevance": 1}) + "\n" for i in range(200)))
+    root = f"file://{tmp_path}/store"
+    state = eval_retriever(suite="seq", judgments_url=str(judgments), storage_url=root, k=[1], concurrency=8,
+                           gates=["recall@1:sequential:0.5"], intervals=False, return_state=True,
+                           retriever={"backend": "python", "python": "tests.flows.test_evaluate:retrieve_for_flow"})
+    assert state.is_completed(), state.message
+    report_url = state.result()["evaluations"]["seq"]["report_url"]
+    report = json.loads((tmp_path / report_url.removeprefix(f"file://{tmp_path}/")).read_text())
+    spent = report["retrieval"]["sequential"]
+    assert spent["of"] == 200 and spent["asked"] < 200 and spent["asked"] % 8 == 0
+    assert report["judgments"]["queries"] == spent["asked"]
+    run = next((tmp_path / "store" / "runs").glob("seq/*.jsonl"))
+    assert run.read_text().count("\n") == spent["asked"]
+
+
 def _event(resource):
     import datetime
     import uuid

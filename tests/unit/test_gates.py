@@ -191,7 +191,7 @@ def test_sequential_gate_settles_or_fails_undecided():
 
 
 def test_sequential_gate_stops_at_the_first_settled_look_and_keeps_to_its_budget():
-    from goldkeeper.core.gates import _sequential, parse_gate
+    from goldkeeper.core.gates import _sequential, parse_gate, sequential_order
     from goldkeeper.core.sequential import betting_cs
 
     rng = np.random.default_rng(4)
@@ -201,8 +201,7 @@ def test_sequential_gate_stops_at_the_first_settled_look_and_keeps_to_its_budget
     looked = result["looked"]
     assert 30 < looked < 2000 and result["of"] == 2000
     # It stopped at the first look whose lower bound clears the floor, not later.
-    order = np.random.default_rng(0).permutation(2000)
-    lower, _ = betting_cs([values[sorted(values)[i]] for i in order])
+    lower, _ = betting_cs([values[q] for q in sequential_order(values)])
     assert lower[looked - 1] >= 0.8 > lower[looked - 2]
     # A budget too small to settle it leaves it undecided, which fails.
     result, reason = _sequential(parse_gate(f"recall@5:sequential:0.8:{looked // 2}"), values)

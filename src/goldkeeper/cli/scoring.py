@@ -325,8 +325,9 @@ def eval_(
     from goldkeeper.core.validation import validate
     from goldkeeper.io.files import report_bytes, write_bytes_atomic
     from goldkeeper.io.loading import load_baseline, load_label_rows
-    from goldkeeper.io.retrieval import judged_queries, retrieve_run
+    from goldkeeper.io.retrieval import retrieve_run, sequential_plan
     from goldkeeper.io.retrievers import make_retriever
+    from goldkeeper.render import sequential_line
 
     if os.path.exists(out) and not os.path.isdir(out):
         raise UsageError(f"--out: names a folder for the runs, errors and reports, and {out} is a file")
@@ -359,26 +360,32 @@ def eval_(
         rows, judgments_sha = load_label_rows(judgments, queries=queries_file)
     validation = validate(rows)
     qrels = build_qrels(rows)
-    texts = judged_queries(rows, qrels.grades, need_text=backend is not Backend.run_file)
+    # All gates sequential: ask in the gates' order and stop once they settle (sequential_plan).
+    texts, settled, spent = sequential_plan(rows, [g.raw for g in gates], threshold,
+                                            need_text=backend is not Backend.run_file)
     generated_at = report_time(now)
     os.makedirs(out, exist_ok=True)
     named, reports = [], []
     for name, retriever, mode in systems:
         with progress(f"retrieving {name}", len(texts), quiet=quiet or output is ReportFormat.json) as advance:
             got = retrieve_run(retriever, name, texts, max(ks), mode, concurrency=concurrency, retries=retries,
-                               rate=rate, cache=cache, progress=advance)
+                               rate=rate, cache=cache, progress=advance, settled=settled)
         slug = "".join(c if c.isalnum() or c in "-_." else "-" for c in os.path.basename(name)) or "run"
         run_path = os.path.join(out, f"run-{slug}.jsonl")
         write_bytes_atomic(run_path, got.run_bytes)
         write_bytes_atomic(os.path.join(out, f"errors-{slug}.jsonl"),
                            "".join(json.dumps(e, ensure_ascii=False) + "\n" for e in got.errors).encode("utf-8"))
-        result = score_run(qrels, got.entries, k=ks, threshold=threshold,
+        asked = set(got.asked)  # queries never asked are not scored as misses
+        scored_on = qrels if got.queries == got.of else build_qrels([r for r in rows if r["query_id"] in asked])
+        result = score_run(scored_on, got.entries, k=ks, threshold=threshold,
                            intervals=bootstrap_spec(intervals, 0.95, 10_000, 0))
         inputs = {"judgments": {"url": judgments, "sha256": judgments_sha},
                   "run": {"url": run_path, "sha256": hashlib.sha256(got.run_bytes).hexdigest(), "system": name}}
         built = build_report(result, validation, generated_at=generated_at, gates=gates, inputs=inputs,
                              baseline=previous)
         built = apply_error_budget(built, got.queries, got.errors, max_errors)
+        if settled is not None:
+            built.retrieval["sequential"] = spent(got, concurrency)  # type: ignore[attr-defined]
         document = report_bytes(built)
         write_bytes_atomic(os.path.join(out, f"report-{slug}.json"), document)
         if report and not reports:
@@ -402,6 +409,8 @@ def eval_(
             else:
                 sys.stdout.write(f"== {name}: {retrieval['queries'] - retrieval['errors']} of {retrieval['queries']} "
                                  f"queries answered, {retrieval['errors']} errors\n")
+                if "sequential" in retrieval:
+                    sys.stdout.write(sequential_line(retrieval["sequential"]) + "\n")
                 print_report(built)
         if comparison is not None and output is ReportFormat.text:
             print_comparison(comparison)

@@ -24,6 +24,7 @@ passes instead of failing on the last bit of a float.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -37,7 +38,8 @@ if TYPE_CHECKING:
 # cutoffs) before it starts reading. The evaluators read report documents (JSON values, no
 # pydantic); only ``evaluate_gates``, for the Python API, builds the report models.
 
-__all__ = ["Gate", "GateEvaluation", "evaluate_gates", "gate_results", "parse_gate", "worse_status"]
+__all__ = ["Gate", "GateEvaluation", "evaluate_gates", "gate_results", "parse_gate", "sequential_order",
+           "sequential_settled", "stops_early", "worse_status"]
 
 GateKind = Literal["absolute", "delta", "worst-stratum", "ci-lower", "coverage", "drift", "regression",
                    "sequential"]
@@ -243,31 +245,69 @@ def _per_query_gate(gate: Gate, report: dict[str, Any], baseline: dict[str, Any]
 SEQUENTIAL_SEED = 0
 
 
-def _sequential(gate: Gate, current: dict[str, float]) -> tuple[dict[str, Any], str | None]:
-    """Watch the queries one at a time, in a seeded order that owes nothing to their values,
-    and stop at the first look where the confidence sequence (valid at every look) is wholly
-    above the floor (PASS) or below it (FAIL); undecided when the budget or the queries run
-    out, which fails."""
-    import numpy as np
+def sequential_order(query_ids: Iterable[str], seed: int = SEQUENTIAL_SEED) -> list[str]:
+    """The order sequential gates watch queries in: by sha256 of ``seed:query_id``. It owes
+    nothing to the values, and any subset keeps its members' relative order, so an evaluation
+    that asked only the first queries of this order watches them exactly as a full one would."""
+    import hashlib
 
+    return sorted(query_ids, key=lambda q: (hashlib.sha256(f"{seed}:{q}".encode()).digest(), q))
+
+
+def _watch(gate: Gate, current: dict[str, float]) -> tuple[str | None, int, int, float, float]:
+    """The first settled look: (PASS, FAIL or None when undecided, the look, the looks
+    available, the lower and upper bounds then)."""
     from goldkeeper.core.sequential import betting_cs
 
-    raw, metric, floor = gate.raw, gate.metric, gate.threshold
-    ids = sorted(current)
-    order = np.random.default_rng(SEQUENTIAL_SEED).permutation(len(ids))
+    order = sequential_order(current)
     looked = order[: gate.budget] if gate.budget is not None else order
-    lower, upper = betting_cs([current[ids[i]] for i in looked])
+    lower, upper = betting_cs([current[q] for q in looked])
     for look, (low, high) in enumerate(zip(lower, upper), 1):
-        if low >= floor - 1e-12:
-            return _result(raw, "PASS", low, looked=look, of=len(ids)), None
-        if high < floor:
-            return (_result(raw, "FAIL", high, looked=look, of=len(ids)),
-                    f"{metric}: the confidence sequence settled below {floor:g} after {look} queries "
-                    f"(upper bound {high:.4f})")
-    limit = "the budget of" if gate.budget is not None and gate.budget < len(ids) else "all"
-    return (_result(raw, "FAIL", lower[-1], looked=len(looked), of=len(ids)),
-            f"{metric}: the confidence sequence [{lower[-1]:.4f}, {upper[-1]:.4f}] is undecided about {floor:g} "
-            f"after {limit} {len(looked)} queries (undecided fails)")
+        if low >= gate.threshold - 1e-12:
+            return "PASS", look, len(looked), low, high
+        if high < gate.threshold:
+            return "FAIL", look, len(looked), low, high
+    return None, len(looked), len(looked), lower[-1], upper[-1]
+
+
+def _sequential(gate: Gate, current: dict[str, float]) -> tuple[dict[str, Any], str | None]:
+    """Watch the queries one at a time, in ``sequential_order``, and stop at the first look
+    where the confidence sequence (valid at every look) is wholly above the floor (PASS) or
+    below it (FAIL); undecided when the budget or the queries run out, which fails."""
+    raw, metric, floor = gate.raw, gate.metric, gate.threshold
+    status, look, available, low, high = _watch(gate, current)
+    if status == "PASS":
+        return _result(raw, "PASS", low, looked=look, of=len(current)), None
+    if status == "FAIL":
+        return (_result(raw, "FAIL", high, looked=look, of=len(current)),
+                f"{metric}: the confidence sequence settled below {floor:g} after {look} queries "
+                f"(upper bound {high:.4f})")
+    limit = "the budget of" if gate.budget is not None and gate.budget < len(current) else "all"
+    return (_result(raw, "FAIL", low, looked=available, of=len(current)),
+            f"{metric}: the confidence sequence [{low:.4f}, {high:.4f}] is undecided about {floor:g} "
+            f"after {limit} {available} queries (undecided fails)")
+
+
+def stops_early(gates: Iterable[Gate]) -> bool:
+    """Whether an evaluation may stop asking queries once the gates are settled: every gate is
+    sequential (any other gate needs every query)."""
+    gates = list(gates)
+    return bool(gates) and all(gate.kind == "sequential" for gate in gates)
+
+
+def sequential_settled(gates: Iterable[Gate], per_query: dict[str, dict[str, float]]) -> bool:
+    """Whether every sequential gate has settled, or used its budget, on these queries' values:
+    asking more queries could not change its verdict."""
+    for gate in gates:
+        if gate.kind != "sequential":
+            continue
+        current = {q: v[gate.metric] for q, v in per_query.items() if gate.metric in v}
+        if not current:
+            return False
+        status, _, available, _, _ = _watch(gate, current)
+        if status is None and (gate.budget is None or available < gate.budget):
+            return False
+    return True
 
 
 def gate_results(report: dict[str, Any], gates: list[Gate | str], baseline: dict[str, Any] | None = None,

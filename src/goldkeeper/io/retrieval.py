@@ -24,8 +24,19 @@ from typing import Any, Protocol
 
 from goldkeeper.io.retrievers import Hits, Query, RetrieverError
 
-__all__ = ["MAX_RETRY_AFTER", "Outcome", "Retrieved", "Retriever", "judged_queries", "retrieve_run", "retrieve_to_storage",
-           "retry_delay", "run_queries"]
+__all__ = [
+    "MAX_RETRY_AFTER",
+    "Outcome",
+    "Retrieved",
+    "Retriever",
+    "judged_queries",
+    "retrieve_run",
+    "retrieve_to_storage",
+    "retry_delay",
+    "run_queries",
+    "sequential_plan",
+    "sequential_stop",
+]
 
 
 class Retriever(Protocol):
@@ -190,59 +201,118 @@ def judged_queries(rows: Sequence[dict[str, Any]], grades: dict[str, Any], need_
 
 @dataclass
 class Retrieved:
-    """One system's run as answered: entries for the queries that succeeded, errors for the rest."""
+    """One system's run as answered: entries for the queries that succeeded, errors for the
+    rest; ``asked`` the query ids asked, in order (all of them unless it stopped early)."""
 
     name: str
     entries: list[Any]
     errors: list[dict[str, Any]]
     queries: int
     run_bytes: bytes
+    asked: list[str]
+    of: int
 
 
 def retrieve_run(
     retriever: Retriever, name: str, texts: dict[str, str], depth: int, mode: str = "", *,
     concurrency: int = 16, retries: int = 3, rate: float | None = None, cache: str | None = None,
     progress: Callable[[int], None] | None = None,
+    settled: Callable[[list[Any], list[str]], bool] | None = None,
 ) -> Retrieved:
-    """Ask ``retriever`` every query (``texts``, in id order) for its top ``depth``; the run as
-    entries and canonical run JSONL bytes, and the errors."""
+    """Ask ``retriever`` the queries (``texts``, in its order) for their top ``depth``; the run
+    as entries and canonical run JSONL bytes, and the errors. With ``settled``, queries are
+    asked ``concurrency`` at a time, and after each batch ``settled(entries, ids asked)`` may stop
+    it: the same batches every time, so a rerun asks the same queries."""
     from goldkeeper.core.runs import dump_run
     from goldkeeper.models.run import RunEntry
 
     queries = [Query(query_id, text, depth, mode) for query_id, text in texts.items()]
+    batch = len(queries) if settled is None else concurrency
+    outcomes: list[Outcome] = []
+    entries: list[Any] = []
     try:
-        outcomes = run_queries(retriever, queries, concurrency=concurrency, retries=retries, rate=rate,
-                               cache=cache, progress=progress)
+        for start in range(0, len(queries), max(batch, 1)):
+            done = len(outcomes)
+            answered = run_queries(retriever, queries[start:start + batch], concurrency=concurrency, retries=retries,
+                                   rate=rate, cache=cache,
+                                   progress=None if progress is None else (lambda n, done=done: progress(done + n)))
+            outcomes.extend(answered)
+            entries.extend(RunEntry(query_id=o.query.query_id, ranking=list(o.hits.ids),
+                                    scores=list(o.hits.scores) if o.hits.scores is not None else None)
+                           for o in answered if o.hits is not None)
+            if settled is not None and len(outcomes) < len(queries) and settled(
+                    entries, [o.query.query_id for o in outcomes]):
+                break
     finally:
         retriever.close()
-    entries = [RunEntry(query_id=o.query.query_id, ranking=list(o.hits.ids),
-                        scores=list(o.hits.scores) if o.hits.scores is not None else None)
-               for o in outcomes if o.hits is not None]
     errors = [{"query_id": o.query.query_id, "error": o.error, "attempts": o.attempts}
               for o in outcomes if o.error is not None]
-    return Retrieved(name, entries, errors, len(queries), dump_run(entries).encode("utf-8"))
+    return Retrieved(name, entries, errors, len(outcomes), dump_run(entries).encode("utf-8"),
+                     [o.query.query_id for o in outcomes], len(queries))
+
+
+def sequential_stop(rows: list[dict[str, Any]], gates: list[Any], ks: list[int], threshold: int,
+                    ) -> Callable[[list[Any], list[str]], bool]:
+    """``retrieve_run``'s ``settled`` for gates that are all sequential: the run so far scored
+    on the queries asked so far (a failed call counts as a miss, as in the report), then
+    whether every gate has settled."""
+    from goldkeeper.core.gates import sequential_settled
+    from goldkeeper.core.scoring import build_qrels, score
+
+    def settled(entries: list[Any], asked: list[str]) -> bool:
+        wanted = set(asked)
+        result = score(build_qrels([r for r in rows if r["query_id"] in wanted]), entries, k=ks, threshold=threshold)
+        return sequential_settled(gates, result.per_query)
+
+    return settled
 
 
 def retrieve_to_storage(
     config: dict[str, Any], judgments_url: str, run_url: str, depth: int, mode: str = "", *,
     concurrency: int = 16, retries: int = 3, rate: float | None = None, cache: str | None = None,
-    progress: Callable[[int, int], None] | None = None,
+    progress: Callable[[int, int], None] | None = None, gates: list[str] | None = None, threshold: int = 1,
 ) -> dict[str, Any]:
     """The flows' retrieval step: read the judged queries, ask the retriever made from
     ``config``, write the run to ``run_url`` (atomically); its URL, sha256, query count and
-    errors. ``progress(done, total)`` is called as answers arrive."""
-    from goldkeeper.core.scoring import build_qrels
+    errors. ``progress(done, total)`` is called as answers arrive. When every gate is
+    sequential, queries are asked in the gates' order and asking stops once they settle: the
+    result then says which were ``asked`` and of how many (``sequential_plan``)."""
     from goldkeeper.io.files import write_bytes_atomic
     from goldkeeper.io.loading import load_label_rows
     from goldkeeper.io.retrievers import make_retriever
 
     retriever = make_retriever(config)
     rows, _ = load_label_rows(judgments_url)
-    texts = judged_queries(rows, build_qrels(rows).grades, need_text=config.get("backend") != "run-file")
+    texts, settled, spent = sequential_plan(rows, gates or [], threshold, config.get("backend") != "run-file")
     total = len(texts)
     got = retrieve_run(retriever, mode or str(config.get("backend")), texts, depth, mode, concurrency=concurrency,
-                       retries=retries, rate=rate, cache=cache,
+                       retries=retries, rate=rate, cache=cache, settled=settled,
                        progress=None if progress is None else (lambda done: progress(done, total)))
     write_bytes_atomic(run_url, got.run_bytes)
-    return {"run_url": run_url, "sha256": hashlib.sha256(got.run_bytes).hexdigest(), "queries": got.queries,
-            "errors": got.errors}
+    found = {"run_url": run_url, "sha256": hashlib.sha256(got.run_bytes).hexdigest(), "queries": got.queries,
+             "errors": got.errors}
+    if settled is not None:
+        found["sequential"] = spent(got, concurrency)
+    return found
+
+
+def sequential_plan(rows: list[dict[str, Any]], gates: list[str], threshold: int, need_text: bool,
+                    ) -> tuple[dict[str, str], Any, Callable[[Retrieved, int], dict[str, Any]]]:
+    """The queries to ask, in order; ``retrieve_run``'s ``settled`` when every gate is
+    sequential (else None, and the queries in id order); and how to record what was spent."""
+    from goldkeeper.core.gates import SEQUENTIAL_SEED, parse_gate, sequential_order, stops_early
+    from goldkeeper.core.metric_ids import parse_metric_id
+    from goldkeeper.core.scoring import build_qrels
+
+    texts = judged_queries(rows, build_qrels(rows).grades, need_text=need_text)
+    parsed = [parse_gate(gate) for gate in gates]
+    if not stops_early(parsed):
+        return texts, None, lambda got, batch: {}
+    ordered = {query_id: texts[query_id] for query_id in sequential_order(texts)}
+
+    def spent(got: Retrieved, batch: int) -> dict[str, Any]:
+        return {"asked": got.queries, "of": got.of, "saved": got.of - got.queries, "seed": SEQUENTIAL_SEED,
+                "order": "sha256 of '<seed>:<query id>'", "batch": batch, "query_ids": got.asked}
+
+    ks = sorted({parse_metric_id(gate.metric).k for gate in parsed})
+    return ordered, sequential_stop(rows, parsed, ks, threshold), spent

@@ -1,0 +1,80 @@
+"""Sequential gates that save queries: eval asks the judged queries in the gates' seeded order,
+a batch of --concurrency at a time, and stops once every sequential gate has settled; the
+report says what was spent and saved, a rerun spends the same, and the verdict equals a full
+evaluation's."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.conftest import run_cli
+
+RETRIEVER = '''
+import hashlib
+def search(query, k=10, mode=""):
+    with open("calls.log", "a") as log:
+        log.write(query + "\\n")
+    qid = query.split()[-1]
+    good = int(hashlib.sha256(qid.encode()).hexdigest(), 16) % 100 < SHARE
+    return [f"d-{qid}" if good else "nope"]
+'''
+
+
+@pytest.fixture
+def folder(tmp_path):
+    (tmp_path / "judgments.jsonl").write_text("".join(
+        json.dumps({"query_id": f"q{i:03d}", "query": f"about q{i:03d}", "doc_uri": f"d-q{i:03d}", "relevance": 1}) + "\n"
+        for i in range(300)))
+    return tmp_path
+
+
+def _eval(folder, share: int, out: str, *gates: str) -> tuple[int, dict, list[str]]:
+    (folder / "retriever.py").write_text(RETRIEVER.replace("SHARE", str(share)))
+    log = folder / "calls.log"
+    log.unlink(missing_ok=True)
+    result = run_cli("eval", "-j", "judgments.jsonl", "--backend", "python", "--python", "retriever:search", "-k", "1",
+                     "--out", out, "--no-intervals", "--format", "json", *(a for g in gates for a in ("--gate", g)),
+                     cwd=folder)
+    assert result.code in (0, 1), result.stderr
+    report = next(iter(json.loads(result.stdout)["systems"].values()))
+    return result.code, report, log.read_text().splitlines()
+
+
+@pytest.mark.parametrize(("share", "floor", "status"), [(95, 0.7, "PASS"), (40, 0.7, "FAIL")], ids=["good", "broken"])
+def test_it_stops_once_the_sequential_gates_settle_and_says_what_it_saved(folder, share, floor, status):
+    gate = f"recall@1:sequential:{floor}"
+    code, report, calls = _eval(folder, share, "early", gate)
+    spent = report["retrieval"]["sequential"]
+    assert spent["of"] == 300 and spent["asked"] == len(calls) < 300
+    assert spent["saved"] == 300 - spent["asked"] and spent["batch"] == 16 and spent["asked"] % 16 == 0
+    assert report["judgments"]["queries"] == spent["asked"]  # queries never asked are not scored as misses
+    assert report["verdict"]["gates"][0]["status"] == status and code == (0 if status == "PASS" else 1)
+    looked = report["verdict"]["gates"][0]["looked"]
+    assert spent["asked"] - 16 < looked <= spent["asked"]  # it stopped after the batch that settled it
+    # a full evaluation (a non-sequential gate needs every query) watches the same looks
+    _, full, all_calls = _eval(folder, share, "full", gate, "coverage:0.5")
+    assert len(all_calls) == 300 and "sequential" not in full["retrieval"]
+    assert full["verdict"]["gates"][0]["looked"] == looked
+    assert full["verdict"]["gates"][0]["status"] == status
+    # a rerun (no cache) asks the same queries (in the same batches; threads answer a batch in any order)
+    _, again, calls_again = _eval(folder, share, "again", gate)
+    assert sorted(calls_again) == sorted(calls) and again["retrieval"]["sequential"] == spent
+
+
+def test_undecided_at_the_budget_fails_and_spends_only_the_budget(folder):
+    code, report, calls = _eval(folder, 72, "budget", "recall@1:sequential:0.7:48")  # true rate near the floor
+    assert code == 1
+    assert len(calls) == 48 and report["retrieval"]["sequential"]["asked"] == 48
+    assert "undecided" in report["verdict"]["reasons"][0] and report["verdict"]["gates"][0]["looked"] == 48
+
+
+def test_the_text_output_says_how_many_queries_were_saved(folder):
+    (folder / "retriever.py").write_text(RETRIEVER.replace("SHARE", "95"))
+    result = run_cli("eval", "-j", "judgments.jsonl", "--backend", "python", "--python", "retriever:search", "-k", "1",
+                     "--out", "text", "--no-intervals", "--gate-policy", "sequential", "--min-recall1", "0.7", cwd=folder)
+    assert result.code == 0, result.stderr
+    line = next(line for line in result.stdout.splitlines() if line.startswith("sequential gates settled after "))
+    asked = int(line.split()[4])
+    assert line == f"sequential gates settled after {asked} of 300 queries: {300 - asked} ({(300 - asked) / 300:.0%}) never asked"
