@@ -115,3 +115,32 @@ def test_a_lift_with_no_spread_still_needs_the_differing_pairs_a_sign_test_must_
     lift = audit(10, "hit_rate@5", 1.0, 0.0)["lift"]  # every query flips the same way: sd 0
     assert lift["assumed_sd"] == 0
     assert lift["queries_to_resolve"] == 6  # 2 / 2^6 < 0.05 <= 2 / 2^5
+
+
+@pytest.mark.parametrize(("n", "value", "baseline", "binary"), [
+    (10, 1.0, 0.7, True), (100, 0.8, 0.7, True), (40, 0.6, 0.45, True), (12, 0.75, 0.5, True),
+    (50, 0.62, 0.55, False), (10, 1.0, 0.7, False), (1000, 0.452, 0.448, False),
+])
+def test_parity_with_rag_eval_gates_audit(n, value, baseline, binary):
+    """retrieval-eval-gate 0.2.1 (the seed's package): the same interval, differing-query bounds
+    and floors. Queries to resolve a graded lift differ on purpose (spec/audit.md): the seed
+    takes the larger of the two means' variances, which does not bound the variance of their
+    difference; goldkeeper's assumption is the true ceiling, so it never asks for fewer."""
+    reference = pytest.importorskip("rag_eval_gate.audit")
+    ours = audit(n, "recall@5", value, baseline, bound="binary" if binary else "graded")
+    theirs_metric = reference.audit_metric("recall@5", value, n, binary=binary)
+    theirs = reference.audit_comparison("recall@5", value, baseline, n, binary=binary)
+    assert ours["interval"] == pytest.approx([theirs_metric.lo, theirs_metric.hi], abs=1e-9)
+    lift = ours["lift"]
+    assert (lift["differing_most"], lift["determined"]) == (theirs.k_max, theirs.determined)
+    assert lift["min_attainable_p"] == pytest.approx(theirs.floor_p_best)
+    if binary or theirs.k_min == math.ceil(round(abs(value - baseline) * n, 9)):
+        assert lift["differing_least"] == theirs.k_min
+        assert lift["min_attainable_p_worst"] == pytest.approx(theirs.floor_p_worst)
+    else:  # the seed's ceil(|1.0 - 0.7| * 10) is ceil(3.0000000000000004) = 4: a float's last bit
+        assert lift["differing_least"] == theirs.k_min - 1 == math.ceil(round(abs(value - baseline) * n, 9))
+    assert (lift["verdict"] != "unresolvable") == theirs.resolvable
+    if binary:
+        assert lift["queries_to_resolve"] == max(6, theirs.queries_for_delta or 0)
+    else:
+        assert lift["queries_to_resolve"] >= theirs.queries_for_delta

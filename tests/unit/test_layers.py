@@ -24,8 +24,9 @@ ALLOWED = {
     "dashboard": {"render", "core", "models", "errors", "_version"},
     "stats": {"core", "models", "errors"},
     "examples": {"core", "models", "errors"},
+    "web": set(),  # static pages shipped as package data
     "__init__": {"core", "io", "models", "errors", "_version", "stats"},
-    "cli": {"core", "io", "models", "errors", "_version", "render", "dashboard", "flows", "examples", "stats"},
+    "cli": {"core", "io", "models", "errors", "_version", "render", "dashboard", "flows", "examples", "stats", "web"},
     "__main__": {"cli"},
     "errors": set(),
     "_version": set(),
