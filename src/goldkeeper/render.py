@@ -240,7 +240,8 @@ def report_markdown(report, *, per_query: bool = False) -> str:
     and Prefect artifacts."""
     document = _document(report)
     verdict = document["verdict"]
-    lines = [f"### goldkeeper: {verdict['status']}", "", _headline(document) + "."]
+    mark = "✅" if verdict["status"] == "PASS" else "❌"  # INDETERMINATE fails a gate too
+    lines = [f"### {mark} goldkeeper: {verdict['status']}", "", _headline(document) + "."]
     d = document["judgments"].get("drift")
     if d is not None:
         lines.append(f"Drift against the live corpus: {d['valid']} valid, {d['re_anchorable']} re-anchorable, "
@@ -279,7 +280,23 @@ def report_markdown(report, *, per_query: bool = False) -> str:
     for gate in verdict.get("gates") or []:
         lines.append(f"- **{gate['status']}** `{gate['expression']}`")
     lines.extend(f"- {reason}" for reason in verdict["reasons"])
+    scored = document["judgments"].get("queries_scored") or 0
+    if scored:
+        lines.extend(["", resolution_line(scored)])
     return "\n".join(lines).rstrip("\n") + "\n"
+
+
+def resolution_line(n: int) -> str:
+    """What a gold set of ``n`` queries can resolve, in one sentence (``power``'s ladders)."""
+    from goldkeeper.core.power import resolution_ladders
+
+    gold = resolution_ladders(n)
+    here = next(row for row in gold["width_ladder"] if row["this_set"])
+    needed = next(row["queries_needed"] for row in gold["queries_needed"] if (row["sd"], row["effect"]) == (0.3, 0.05))
+    return (f"**What {n} queries can resolve:** a 0/1 metric near 0.5 has a 95% interval "
+            f"{here['binary_width_at_0.5']:.3f} wide; a paired comparison needs at least "
+            f"{gold['min_differing_for_alpha']} differing queries to reach p <= 0.05; a lift of 0.05 with "
+            f"per-query differences of sd 0.3 needs {needed:,} queries (`goldkeeper power` for the ladders).")
 
 
 def print_drift(result, labels: int, console: Console | None = None) -> None:

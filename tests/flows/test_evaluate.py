@@ -48,7 +48,7 @@ def test_evaluate_publishes_report_history_and_artifacts(prefect_server, tmp_pat
     found = _artifacts(keys)
     assert set(found) == set(keys)
     summary = found["goldkeeper-basic-suite-34a9c0-summary"].data
-    assert summary.startswith("### goldkeeper: FAIL")
+    assert summary.startswith("### ❌ goldkeeper: FAIL")
     # A local report is named as a path, never offered as a link a browser cannot open.
     assert f"Full report on storage: `{outcome['report_url']}`" in summary and "](file://" not in summary
     table = found["goldkeeper-basic-suite-34a9c0-metrics"].data

@@ -82,7 +82,7 @@ def test_bad_gate_and_bad_k_are_usage_errors():
 def test_markdown_and_text_outputs():
     md = run_cli(*ARGS, "--format", "markdown", "--gate", "recall@3:0.9")
     assert md.code == 1
-    assert md.stdout.startswith("### goldkeeper: FAIL")
+    assert md.stdout.startswith("### ❌ goldkeeper: FAIL")
     assert "| recall | 0.0000 [0.0000, 0.8419] | 0.5000 [0.0126, 0.9874] |" in md.stdout  # exact CP intervals, n=2
     text = run_cli(*ARGS)
     assert "PASS" in text.stdout and "recall" in text.stdout

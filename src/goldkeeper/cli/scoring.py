@@ -400,7 +400,7 @@ def eval_(
         emit_json({"systems": {name: json.loads(document) for name, _, document in reports},
                     "comparison": comparison, "out": out})
     else:
-        from goldkeeper.render import print_comparison, print_report, report_markdown
+        from goldkeeper.render import comparison_markdown, print_comparison, print_report, report_markdown
 
         for name, built, _ in reports:
             retrieval = built.retrieval  # type: ignore[attr-defined]
@@ -414,7 +414,10 @@ def eval_(
                 print_report(built)
         if comparison is not None and output is ReportFormat.text:
             print_comparison(comparison)
-        sys.stdout.write(f"runs, errors and reports in {out}/\n")
+        elif comparison is not None:
+            sys.stdout.write("\n" + comparison_markdown(comparison))
+        sys.stdout.write(f"runs, errors and reports in {out}/\n" if output is ReportFormat.text
+                         else f"\nRuns, errors and reports: `{out}/`.\n")
     ok = all(built.verdict.status == "PASS" for _, built, _ in reports)
     raise typer.Exit(EXIT_OK if ok else EXIT_FAILED)
 
