@@ -5,6 +5,7 @@ The public API, stable by name::
     normalize, text_sha, chunk_id              content-addressed identity (spec/chunk-id.md)
     parse_judgments, dump_judgments            judgments JSONL text in and canonical text out
     read_judgments, write_judgments            the same by path or fsspec URL, writes atomic
+                                               (also qrels with a queries file, gold sets)
     read_run                                   a run by path or URL: run JSONL, TREC, nested JSON
     judgments_from, run_from                   from ranx, pytrec_eval/BEIR dicts, pandas,
                                                ir_datasets records (goldkeeper.core.adapters)
@@ -139,14 +140,16 @@ __all__ = [
 ]
 
 
-def read_judgments(url: str, format: str | None = None) -> list[Judgment]:
+def read_judgments(url: str, format: str | None = None, *, queries: str | None = None) -> list[Judgment]:
     """Read judgments by path or fsspec URL (``-`` is stdin): judgments JSONL, TREC qrels,
-    BEIR TSV or nested JSON (``jsonl``, ``trec``, ``beir``, ``json``; guessed from the name
-    and first line when ``format`` is None), compressed or not."""
+    BEIR TSV, nested JSON or a rag-eval-gate gold set (``jsonl``, ``trec``, ``beir``,
+    ``json``, ``gold``; guessed from the name and first line when ``format`` is None),
+    compressed or not. ``queries`` (BEIR's queries.jsonl, or query_id/query lines) gives
+    qrels their query texts."""
     from goldkeeper.io.loading import load_label_rows
     from goldkeeper.models.judgment import Judgment
 
-    rows, _ = load_label_rows(url, format)
+    rows, _ = load_label_rows(url, format, queries=queries)
     return [Judgment.model_construct(**row) for row in rows]
 
 

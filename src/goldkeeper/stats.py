@@ -9,11 +9,16 @@
     ppi_mean_ci(y, yhat, yhat_unlabeled, alpha=0.05) -> (lo, hi)       PPI++ with an LLM judge
     ppi_mean(y, yhat, yhat_unlabeled, alpha=0.05) -> PPIEstimate       the same, with .statement()
     summarize(samples) -> Measurement                                 Student-t, repeated samples
+    power_analysis(differences | n and sd, ...) -> dict               what a comparison can resolve
+    resolution_ladders(n, alpha=0.05, power=0.8) -> dict              ... and a gold set, with no run
+    audit(n, metric, value, baseline=None, ...) -> dict                what a published figure supports
 
 Each names its source in its own docstring; all are seeded and deterministic.
 """
 
+from goldkeeper.core.audit import audit
 from goldkeeper.core.intervals import bca_interval, clopper_pearson
+from goldkeeper.core.power import power_analysis, resolution_ladders
 from goldkeeper.core.ppi import PPIEstimate, ppi_mean, ppi_mean_ci
 from goldkeeper.core.sequential import betting_cs
 from goldkeeper.core.significance import holm, min_attainable_p, paired_permutation_test
@@ -21,13 +26,16 @@ from goldkeeper.core.summary import summarize
 
 __all__ = [
     "PPIEstimate",
+    "audit",
     "bca_interval",
     "betting_cs",
     "clopper_pearson",
     "holm",
     "min_attainable_p",
     "paired_permutation_test",
+    "power_analysis",
     "ppi_mean",
     "ppi_mean_ci",
+    "resolution_ladders",
     "summarize",
 ]

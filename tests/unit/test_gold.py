@@ -117,3 +117,15 @@ def test_eval_takes_gold_and_qrels_with_queries_as_the_seed_does(tmp_path):
     without = run_cli("eval", "--gold", str(qrels), "--backend", "command", "--command", command,
                       "--out", str(tmp_path / "o2"))
     assert without.code == 2 and "no query text" in without.stderr
+
+
+def test_the_python_api_reads_gold_sets_and_qrels_with_queries(gold, tmp_path):
+    import goldkeeper
+
+    labels = goldkeeper.read_judgments(str(gold))
+    assert [(j.query_id, j.doc_uri) for j in labels][-1] == ("q9", "sso")
+    qrels = tmp_path / "qrels.test"
+    qrels.write_text("q1 0 d1 1\n")
+    queries = tmp_path / "queries.jsonl"
+    queries.write_text(json.dumps({"_id": "q1", "text": "first"}) + "\n")
+    assert goldkeeper.read_judgments(str(qrels), queries=str(queries))[0].query == "first"
