@@ -65,7 +65,7 @@ def main() -> None:
     args = parser.parse_args()
     bindir = Path(sys.executable).parent
     if not args.no_peer and not (bindir / "rag-eval-gate").exists():
-        sys.exit(f"the peer is not installed: no {bindir / 'rag-eval-gate'} (pip install the seed's rag-eval-gate), "
+        sys.exit(f"the peer is not installed: no {bindir / 'rag-eval-gate'} (pip install retrieval-eval-gate==0.2.1, the seed's distribution; its command is rag-eval-gate), "
                  "or measure goldkeeper alone with --no-peer")
     compile_goldkeeper()
     work = Path(tempfile.mkdtemp(prefix="goldkeeper-eval-bench-"))
