@@ -91,3 +91,66 @@ def test_an_in_place_rewrite_on_s3_refuses_an_object_changed_since_it_was_read(s
     assert read_bytes(url) == b"another writer\n"
     write_bytes_atomic(url, b"mine\n", unchanged=hashlib.sha256(b"another writer\n").hexdigest())
     assert read_bytes(url) == b"mine\n"
+
+
+def test_on_s3_a_change_between_the_check_and_the_put_fails_the_conditional_put(s3, monkeypatch):
+    """The race forced: another writer replaces the object after goldkeeper compared its
+    content and before it puts. The put is conditional on the ETag it compared (If-Match), so
+    it fails and the other writer's object stays."""
+    import hashlib
+
+    from goldkeeper.errors import StorageError
+    from goldkeeper.io import files
+    from goldkeeper.io.files import read_bytes, write_bytes_atomic
+
+    url = f"{s3}/in-place/raced.jsonl"
+    write_bytes_atomic(url, b"read\n")
+    seen = hashlib.sha256(b"read\n").hexdigest()
+    etag = files._etag
+    calls = []
+
+    def check_then_lose_the_race(target):
+        found = etag(target)
+        calls.append(found)
+        if len(calls) == 2:  # the last look before the put
+            files._put(target, b"another writer\n")
+        return found
+
+    monkeypatch.setattr(files, "_etag", check_then_lose_the_race)
+    with pytest.raises(StorageError, match="was changed by another writer since goldkeeper read it"):
+        write_bytes_atomic(url, b"mine\n", unchanged=seen)
+    monkeypatch.undo()
+    assert read_bytes(url) == b"another writer\n"
+
+
+def test_two_in_place_writers_on_s3_never_lose_an_update(reviewed, s3):
+    """Real processes against moto's server: the same pairs as on local storage, the files on
+    S3. The lock is local only; the conditional put decides."""
+    import fsspec
+
+    fs = fsspec.filesystem("s3")
+    losers = 0
+    for pair in range(3):
+        root = f"{s3}/lost-updates/pair{pair}"
+        for name in ("judgments.jsonl", "queue.jsonl", "v2.json"):
+            fs.put_file(str(reviewed / name), f"{root}/{name}")
+        writers = {who: subprocess.Popen(
+            [sys.executable, "-m", "goldkeeper", "queue", "apply", "-j", f"{root}/judgments.jsonl", "-q",
+             f"{root}/queue.jsonl", "-a", str(reviewed / f"answers-{who}.jsonl"), "-c", f"{root}/v2.json"],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL) for who in ("ana", "bo")}
+        done = {who: (p.wait(timeout=300), p.stderr.read().decode()) for who, p in writers.items()}
+        for p in writers.values():
+            p.stdout.close()
+            p.stderr.close()
+        fs.invalidate_cache()
+        labels = [json.loads(line) for line in fs.cat_file(f"{root}/judgments.jsonl").decode().splitlines()]
+        by = {label.get("labeled_by") for label in labels}
+        for who, (code, stderr) in done.items():
+            if code == 0:
+                assert f"human:{who}" in by, f"pair {pair}: {who} exited 0 but the object lost their answers"
+            else:
+                assert code == 2 and "was changed by another writer since goldkeeper read it" in stderr, stderr
+                assert f"human:{who}" not in by
+                losers += 1
+        assert any(code == 0 for code, _ in done.values())
+    assert losers >= 1

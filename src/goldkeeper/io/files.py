@@ -449,10 +449,13 @@ def write_together(outputs: Sequence[tuple[str, bytes]], *, unchanged: Mapping[s
     ``unchanged`` maps a target rewritten in place to the sha256 it had when it was read.
     Under a lock beside it (``filelock``: any writer of that target waits for it), the target
     must still have that content; if another writer replaced it meanwhile, nothing is
-    written and a ``StorageError`` says so, so no update is lost."""
+    written and a ``StorageError`` says so, so no update is lost. On S3 there is no lock: the
+    object's ETag is taken with the content's hash, and the put is conditional on it (If-Match),
+    so a writer that replaced it between the check and the put makes this one fail instead."""
     staged: list[tuple[str, str, str]] = []  # (url, temporary, path)
     targets = [url for url, _ in outputs if url != "-"]
     checked = {url: sha for url, sha in (unchanged or {}).items() if sha and url in targets}
+    conditions: dict[str, str] = {}  # remote target -> the ETag its checked content had
     try:
         for url, data in outputs:
             if url == "-":
@@ -461,15 +464,15 @@ def write_together(outputs: Sequence[tuple[str, bytes]], *, unchanged: Mapping[s
             elif is_local(url):
                 staged.append((url, _stage(url, local_path(url), _packed(url, data)), local_path(url)))
         with locked(list(checked)):
-            # Object stores have no lock: there the check comes just before the put, which
-            # narrows the window without closing it (the flows' judgments use generations).
             for url, expected in checked.items():
-                if _content_sha256(url) != expected:
-                    raise StorageError(url, "was changed by another writer since goldkeeper read it; nothing was "
-                                            "written (run the command again on its new contents)")
+                before = _etag(url)
+                if _content_sha256(url) != expected or _etag(url) != before:
+                    raise _changed(url)
+                if before is not None:
+                    conditions[url] = before
             for url, data in outputs:
                 if url != "-" and not is_local(url):
-                    _put(url, _packed(url, data))
+                    _put(url, _packed(url, data), if_match=conditions.get(url))
             for url, tmp, path in staged:
                 try:
                     os.replace(tmp, path)
@@ -604,11 +607,36 @@ def _content_sha256(url: str) -> str | None:
     return digest.hexdigest()
 
 
-def _put(url: str, data: bytes) -> None:
+def _changed(url: str) -> StorageError:
+    return StorageError(url, "was changed by another writer since goldkeeper read it; nothing was written "
+                             "(run the command again on its new contents)")
+
+
+def _etag(url: str) -> str | None:
+    """An S3 object's ETag (None elsewhere, or when there is no object): what a conditional
+    put compares against."""
+    if is_local(url) or not url.startswith(("s3://", "s3a://")):
+        return None
     fs, path = filesystem(url)
     try:
-        fs.pipe_file(path, data, **_object_type(url))
+        fs.invalidate_cache(path)
+        return fs.info(path).get("ETag")
+    except FileNotFoundError:
+        return None
     except storage_failures() as error:
+        raise StorageError(url, f"cannot be read: {error}") from None
+
+
+def _put(url: str, data: bytes, *, if_match: str | None = None) -> None:
+    fs, path = filesystem(url)
+    # With a condition, one PUT whatever the size (S3 takes up to 5 GB): s3fs would send a
+    # larger object in parts, and a multipart upload's first call takes no If-Match.
+    condition = {} if if_match is None else {"IfMatch": if_match, "chunksize": max(len(data), 50 << 20)}
+    try:
+        fs.pipe_file(path, data, **_object_type(url), **condition)
+    except storage_failures() as error:
+        if if_match is not None and "PreconditionFailed" in f"{error!r} {getattr(error, '__cause__', '')!r}":
+            raise _changed(url) from None
         raise StorageError(url, f"cannot be written: {error}") from None
 
 
