@@ -76,16 +76,12 @@ def _fix_and_queue(judgments: str, rows: list[dict[str, Any]], result: Any, snap
     moved = 0
     outputs: list[tuple[str, bytes]] = []  # written together, after every one is made
     if fix:
-        from goldkeeper.core.drift import fix as fix_labels
-        from goldkeeper.core.judgments import dump_judgments
-        from goldkeeper.models.judgment import Judgment  # pydantic: only a fix needs the model
+        from goldkeeper.core.drift import fixed_rows
+        from goldkeeper.core.judgments import dump_rows
 
-        labels = [Judgment.model_construct(**row) for row in rows]
-        fixed, moved = fix_labels(labels, result)
-        if moved:
-            outputs.append((out or judgments, dump_judgments(fixed).encode("utf-8")))
-        elif out:
-            outputs.append((out, dump_judgments(labels).encode("utf-8")))
+        moved = result.summary["re_anchorable"] + result.summary["merged"]  # every one of them moves
+        if moved or out:
+            outputs.append((out or judgments, dump_rows(fixed_rows(rows, result))))
     if queue:
         from goldkeeper.core.drift import rejudgment_queue
 

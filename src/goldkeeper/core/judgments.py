@@ -241,3 +241,15 @@ def judgment_line(judgment: Judgment) -> str:
 def dump_judgments(judgments: Iterable[Judgment]) -> str:
     """The canonical bytes (as text) of a judgments file: one line per label, final newline."""
     return "".join(judgment_line(j) + "\n" for j in judgments)
+
+
+def dump_rows(rows: Iterable[dict[str, Any]]) -> bytes:
+    """``dump_judgments``' bytes from canonical label rows (``canonical_judgment``'s), written
+    into one growing buffer as they come: no list of lines, no models."""
+    import io
+
+    buffer = io.BytesIO()
+    for row in rows:
+        buffer.write(json.dumps(row, ensure_ascii=False, separators=(",", ":")).encode("utf-8"))
+        buffer.write(b"\n")
+    return buffer.getvalue()

@@ -10,7 +10,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
-from goldkeeper.models.records import JUDGMENT_FIELDS, JUDGMENT_ROW, MAX_RELEVANCE, FieldSpec
+from goldkeeper.models.records import JUDGMENT_FIELDS, JUDGMENT_ROW, MAX_RELEVANCE, FieldSpec, canonical_judgment
 
 __all__ = ["JUDGMENT_FIELDS", "Judgment"]
 
@@ -32,11 +32,7 @@ class _JudgmentBase(BaseModel):
 
     def canonical_dict(self) -> dict[str, Any]:
         """Known fields in schema order (unset ones omitted), then unknown ones in order."""
-        values = self.__dict__
-        out = {name: values[name] for name in JUDGMENT_FIELDS if values[name] is not None}
-        if self.__pydantic_extra__:
-            out.update(self.__pydantic_extra__)
-        return out
+        return canonical_judgment(self.__dict__, self.__pydantic_extra__)
 
 
 def _field(spec: FieldSpec) -> tuple[Any, Any]:

@@ -11,10 +11,12 @@ imports nothing but the standard library, so the fast readers load no pydantic f
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
-__all__ = ["CHUNK", "CORPUS_FINGERPRINTS", "JUDGMENT_FIELDS", "JUDGMENT_ROW", "LIVE_CHUNK", "MAX_RELEVANCE", "FieldSpec"]
+__all__ = ["CHUNK", "CORPUS_FINGERPRINTS", "JUDGMENT_FIELDS", "JUDGMENT_ROW", "LIVE_CHUNK", "MAX_RELEVANCE", "FieldSpec",
+           "canonical_judgment"]
 
 #: Relevance grades are small integers; 1024 and above is a unit mistake, not a grade.
 MAX_RELEVANCE = 1023
@@ -53,6 +55,18 @@ JUDGMENT_ROW: tuple[FieldSpec, ...] = (
 )
 
 JUDGMENT_FIELDS: tuple[str, ...] = tuple(spec.name for spec in JUDGMENT_ROW)
+_KNOWN_JUDGMENT_FIELDS = frozenset(JUDGMENT_FIELDS)
+
+
+def canonical_judgment(known: Mapping[str, Any], extra: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """A judgment line's fields in the canonical write order: known fields in schema order,
+    unset ones omitted, then unknown ones in their original order. ``known`` may hold the
+    unknown ones too (a decoded row), or they come as ``extra`` (a model's)."""
+    out = {name: known[name] for name in JUDGMENT_FIELDS if known.get(name) is not None}
+    out.update((name, value) for name, value in known.items() if name not in _KNOWN_JUDGMENT_FIELDS)
+    if extra:
+        out.update(extra)
+    return out
 
 #: A chunk of a snapshot (corpus.json's ``chunks``, a shard's lines), in the canonical order.
 CHUNK: tuple[FieldSpec, ...] = (

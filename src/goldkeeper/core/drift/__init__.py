@@ -54,7 +54,7 @@ from goldkeeper.core.drift.corpus import (
     keys_accounted_for,
     parse_corpus,
 )
-from goldkeeper.core.drift.fix import fix
+from goldkeeper.core.drift.fix import fix, fixed_rows
 from goldkeeper.core.drift.queue import classify_and_queue, queue_item_id, rejudgment_queue
 from goldkeeper.core.drift.snapshot import build_snapshot, snapshot_rows
 
@@ -72,6 +72,7 @@ __all__ = [
     "drift_counts",
     "find",
     "fix",
+    "fixed_rows",
     "keys_accounted_for",
     "merge_found",
     "merge_partitions",

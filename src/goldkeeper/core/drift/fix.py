@@ -3,11 +3,12 @@ else is touched, and no ground truth is invented."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import TYPE_CHECKING
+from collections.abc import Iterable, Iterator, Mapping
+from typing import TYPE_CHECKING, Any
 
 from goldkeeper.core.drift.classification import DriftResult
 from goldkeeper.core.identity import text_sha
+from goldkeeper.models.records import canonical_judgment
 
 if TYPE_CHECKING:
 
@@ -32,19 +33,32 @@ def fix(judgments: Iterable[Judgment], result: DriftResult) -> tuple[list[Judgme
     out: list[Judgment] = []
     moved = 0
     for judgment, finding in zip(judgments, result.findings, strict=True):
-        if finding["status"] not in ("RE_ANCHORABLE", "MERGED"):
-            out.append(judgment)
-            continue
-        target = result.chunks[finding["reanchor_to"]]
-        before = {"chunk_id": judgment.chunk_id, "status": finding["status"]}
-        if judgment.doc_uri != target.doc_uri:
-            before["doc_uri"] = judgment.doc_uri
-        values = judgment.canonical_dict()
-        values.update(chunk_id=target.chunk_id, doc_uri=target.doc_uri, reanchored_from=before)
-        if judgment.text_sha is None and judgment.chunk_text is not None:
-            values["text_sha"] = text_sha(judgment.chunk_text)
-        if result.corpus_fingerprint is not None:
-            values["corpus_fingerprint"] = result.corpus_fingerprint
-        out.append(Judgment.model_construct(**values))
-        moved += 1
+        values = _reanchored(judgment.canonical_dict(), finding, result)
+        out.append(judgment if values is None else Judgment.model_construct(**values))
+        moved += values is not None
     return out, moved
+
+
+def fixed_rows(rows: Iterable[Mapping[str, Any]], result: DriftResult) -> Iterator[dict[str, Any]]:
+    """``fix`` on label rows as read (no models): each row in canonical order, the moved ones
+    re-anchored, one at a time, so a caller that writes them as they come holds none."""
+    for row, finding in zip(rows, result.findings, strict=True):
+        values = canonical_judgment(row)
+        yield _reanchored(values, finding, result) or values
+
+
+def _reanchored(values: dict[str, Any], finding: Mapping[str, Any], result: DriftResult) -> dict[str, Any] | None:
+    """A label's canonical fields moved to its finding's live chunk; None when it stays."""
+    if finding["status"] not in ("RE_ANCHORABLE", "MERGED"):
+        return None
+    target = result.chunks[finding["reanchor_to"]]
+    before = {"chunk_id": values.get("chunk_id"), "status": finding["status"]}
+    if values["doc_uri"] != target.doc_uri:
+        before["doc_uri"] = values["doc_uri"]
+    moved = dict(values)
+    moved.update(chunk_id=target.chunk_id, doc_uri=target.doc_uri, reanchored_from=before)
+    if moved.get("text_sha") is None and moved.get("chunk_text") is not None:
+        moved["text_sha"] = text_sha(moved["chunk_text"])
+    if result.corpus_fingerprint is not None:
+        moved["corpus_fingerprint"] = result.corpus_fingerprint
+    return canonical_judgment(moved)
