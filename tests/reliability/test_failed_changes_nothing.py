@@ -73,3 +73,27 @@ def test_a_failed_eval_writes_no_report_over_the_last_one(tmp_path):
     result = run_cli("score", "-j", "judgments.jsonl", "-r", "missing-run.jsonl", "--report", "report.json",
                      cwd=tmp_path)
     assert result.code == 2 and json.loads(report.read_text()) == {"kept": True}
+
+
+def test_an_output_written_in_blocks_that_fails_midway_changes_nothing(tmp_path):
+    """Outputs may come as blocks, written as they are made (drift --fix writes its labels so);
+    a failure while they are made leaves every target as it was and no temporary behind."""
+    from goldkeeper.io.files import write_together
+
+    first, second = tmp_path / "judgments.jsonl", tmp_path / "queue.jsonl"
+    first.write_bytes(b"before\n")
+    second.write_bytes(b"queue before\n")
+
+    def blocks():
+        yield b"half of the new labels\n"
+        raise RuntimeError("made while writing")
+
+    with pytest.raises(RuntimeError, match="made while writing"):
+        write_together([(str(second), b"new queue\n"), (str(first), blocks())])
+    assert first.read_bytes() == b"before\n" and second.read_bytes() == b"queue before\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["judgments.jsonl", "queue.jsonl"]
+    write_together([(str(first), iter([b"new ", b"labels\n"])), (str(tmp_path / "out.jsonl.gz"), iter([b"x\n"]))])
+    assert first.read_bytes() == b"new labels\n"
+    import gzip
+
+    assert gzip.decompress((tmp_path / "out.jsonl.gz").read_bytes()) == b"x\n"  # compressed targets are joined first

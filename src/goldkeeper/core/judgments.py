@@ -243,13 +243,18 @@ def dump_judgments(judgments: Iterable[Judgment]) -> str:
     return "".join(judgment_line(j) + "\n" for j in judgments)
 
 
-def dump_rows(rows: Iterable[dict[str, Any]]) -> bytes:
-    """``dump_judgments``' bytes from canonical label rows (``canonical_judgment``'s), written
-    into one growing buffer as they come: no list of lines, no models."""
-    import io
-
-    buffer = io.BytesIO()
+def dump_rows(rows: Iterable[dict[str, Any]], block: int = 1 << 20) -> Iterator[bytes]:
+    """``dump_judgments``' bytes from canonical label rows (``canonical_judgment``'s), about
+    ``block`` bytes at a time as the rows come: a writer holds one block, no models, no
+    whole output."""
+    lines: list[bytes] = []
+    size = 0
     for row in rows:
-        buffer.write(json.dumps(row, ensure_ascii=False, separators=(",", ":")).encode("utf-8"))
-        buffer.write(b"\n")
-    return buffer.getvalue()
+        line = json.dumps(row, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n"
+        lines.append(line)
+        size += len(line)
+        if size >= block:
+            yield b"".join(lines)
+            lines, size = [], 0
+    if lines:
+        yield b"".join(lines)

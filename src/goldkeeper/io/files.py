@@ -440,11 +440,13 @@ def write_bytes_atomic(url: str, data: bytes, *, unchanged: str | None = None) -
     write_together([(url, data)], unchanged={url: unchanged} if unchanged else None)
 
 
-def write_together(outputs: Sequence[tuple[str, bytes]], *, unchanged: Mapping[str, str] | None = None) -> None:
+def write_together(outputs: Sequence[tuple[str, bytes | Iterable[bytes]]], *,
+                   unchanged: Mapping[str, str] | None = None) -> None:
     """Write several outputs as one command's result: each local one is first written in full
     to a temporary beside its target, so that a location that cannot be written fails the
     command before any target is replaced; then the remote ones are put (each atomic), and
-    the local ones renamed into place.
+    the local ones renamed into place. An output may come as blocks (an iterable of bytes),
+    which a plain local target writes as they come, so that the whole output is never held.
 
     ``unchanged`` maps a target rewritten in place to the sha256 it had when it was read.
     Under a lock beside it (``filelock``: any writer of that target waits for it), the target
@@ -457,12 +459,16 @@ def write_together(outputs: Sequence[tuple[str, bytes]], *, unchanged: Mapping[s
     checked = {url: sha for url, sha in (unchanged or {}).items() if sha and url in targets}
     conditions: dict[str, str] = {}  # remote target -> the ETag its checked content had
     try:
+        outputs = [(url, data if isinstance(data, bytes) or (is_local(url) and _codec_of(url) is None)
+                    else b"".join(data)) for url, data in outputs]
         for url, data in outputs:
             if url == "-":
-                sys.stdout.buffer.write(data)
+                for block in (data,) if isinstance(data, bytes) else data:
+                    sys.stdout.buffer.write(block)
                 sys.stdout.buffer.flush()
             elif is_local(url):
-                staged.append((url, _stage(url, local_path(url), _packed(url, data)), local_path(url)))
+                staged.append((url, _stage(url, local_path(url), _packed(url, data) if isinstance(data, bytes) else data),
+                               local_path(url)))
         with locked(list(checked)):
             for url, expected in checked.items():
                 before = _etag(url)
@@ -484,10 +490,15 @@ def write_together(outputs: Sequence[tuple[str, bytes]], *, unchanged: Mapping[s
                 os.unlink(tmp)
 
 
+def _codec_of(url: str) -> str | None:
+    """The compression a target's name asks for (``.gz``, ``.bz2``, ``.xz``, ``.zst``), or None."""
+    return next((name for _, suffix, name in CODECS if url.lower().endswith(suffix)), None)
+
+
 def _packed(url: str, data: bytes) -> bytes:
     """``data`` compressed as the target's name says (``.gz``, ``.bz2``, ``.xz``, ``.zst``), so
     that what goldkeeper writes under such a name it reads back; as it is otherwise."""
-    codec = next((name for _, suffix, name in CODECS if url.lower().endswith(suffix)), None)
+    codec = _codec_of(url)
     if codec is None:
         return data
     if codec == "gzip":
@@ -507,8 +518,9 @@ def _packed(url: str, data: bytes) -> bytes:
     return zstandard.ZstdCompressor().compress(data)
 
 
-def _stage(url: str, path: str, data: bytes) -> str:
-    """``data`` in a new temporary beside ``path``, fsynced; its name."""
+def _stage(url: str, path: str, data: bytes | Iterable[bytes]) -> str:
+    """``data`` (or its blocks, written as they come) in a new temporary beside ``path``,
+    fsynced; its name. Nothing is left behind if writing fails, whatever the reason."""
     if os.path.isdir(path):  # checked now: renaming onto it would fail after others were replaced
         raise StorageError(url, "is a directory, not a file")
     try:
@@ -517,16 +529,19 @@ def _stage(url: str, path: str, data: bytes) -> str:
         raise StorageError(url, f"cannot be written: {_os_problem(error)}") from None
     try:
         with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
+            for block in (data,) if isinstance(data, bytes) else data:
+                handle.write(block)
             handle.flush()
             os.fsync(handle.fileno())
         with contextlib.suppress(OSError):
             # Keep the permissions of the file being replaced, as an editor would.
             os.chmod(tmp, os.stat(path).st_mode & 0o7777)
-    except OSError as error:
+    except BaseException as error:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
-        raise StorageError(url, f"cannot be written: {_os_problem(error)}") from None
+        if isinstance(error, OSError):
+            raise StorageError(url, f"cannot be written: {_os_problem(error)}") from None
+        raise
     return tmp
 
 
