@@ -140,3 +140,38 @@ def test_a_mapped_corpus_json_reads_as_its_bytes_do(tmp_path, content):
         except InputError as error:
             outcomes.append(("error", str(error)))
     assert outcomes[0] == outcomes[1]
+
+
+def _documents():
+    """Three documents of four paragraphs (chunker rows), and labels on an older chunking:
+    MERGED (half a paragraph), SPLIT (across two), ORPHANED (edited) and RE_ANCHORABLE."""
+    import goldkeeper
+
+    rows, labels = [], []
+    for d in "abc":
+        paragraphs = [f"Document {d} paragraph {p}: refunds for plan {p} are handled within {p + 3} days." for p in range(4)]
+        rows.extend({"doc_uri": f"doc://{d}", "doc_revision": "r2", "ordinal": p, "text": t} for p, t in enumerate(paragraphs))
+        for n, text in enumerate((paragraphs[0][:40], paragraphs[1][30:] + " " + paragraphs[2][:30],
+                                  paragraphs[3].replace("refunds", "credits"), paragraphs[2])):
+            labels.append({"query_id": f"{d}{n}", "doc_uri": f"doc://{d}", "relevance": 1, "chunk_text": text,
+                           "chunk_id": goldkeeper.chunk_id(f"doc://{d}", "r1", n, text, "old")})
+    return rows, labels
+
+
+@pytest.mark.parametrize("order", ["documents-as-runs", "documents-interleaved"])
+def test_a_streamed_second_pass_settles_as_a_whole_corpus_does(tmp_path, order):
+    """Documents that come as runs are settled as each run ends (one document's chunks held);
+    interleaved ones are gathered first. Either way the findings are the in-memory corpus's."""
+    from goldkeeper.core.drift import build_snapshot
+    from goldkeeper.core.drift.classification import _hash_pass, _wants
+
+    rows, labels = _documents()
+    if order == "documents-interleaved":
+        rows = sorted(rows, key=lambda r: (r["ordinal"], r["doc_uri"]))
+    write_sharded_snapshot(str(tmp_path), rows, "paragraphs/v2", shard_chunks=5)
+    streamed = open_corpus(str(tmp_path))
+    whole = parse_corpus(json.dumps(build_snapshot(iter(rows), "paragraphs/v2")).encode())
+    found = classify(labels, streamed).findings
+    assert found == classify(labels, whole).findings
+    assert [f["status"] for f in found][:4] == ["MERGED", "SPLIT", "ORPHANED", "RE_ANCHORABLE"]
+    assert _hash_pass(streamed, _wants(labels, streamed), None, None).contiguous == (order == "documents-as-runs")

@@ -160,7 +160,7 @@ def classify(
     ``elsewhere`` adds what the other partitions of a partitioned corpus found for this one's
     unsettled labels (the module docstring).
     """
-    return _classify([_row(judgment) for judgment in judgments], corpus, progress, elsewhere)[0]
+    return _classify([_row(judgment) for judgment in judgments], corpus, progress, elsewhere, keep_orphaned=False)[0]
 
 
 @dataclass
@@ -186,18 +186,26 @@ class _HashPass:
     best_any: dict[str, LiveChunk] = field(default_factory=dict)
     best_in_doc: dict[tuple[str, str], LiveChunk] = field(default_factory=dict)
     seen: int = 0
+    contiguous: bool = True
+    """Each document's chunks came as one run (a streamed snapshot's second pass can then settle
+    a document as soon as its run ends, holding one document's chunks, not all of them)."""
+    last_document: str | None = None
 
 
 def _classify(rows: list[Mapping[str, Any]], corpus: ChunkSource, progress: Callable[[int], None] | None,
-              elsewhere: Found | None) -> tuple[DriftResult, dict[str, list[LiveChunk]]]:
-    """``classify``, and the chunks of the documents that now hold an ORPHANED label with text
-    (read in the second pass anyway; the queue's candidates come from them)."""
+              elsewhere: Found | None, *, keep_orphaned: bool = True) -> tuple[DriftResult, dict[str, list[LiveChunk]]]:
+    """``classify``, and (``keep_orphaned``) the chunks of the documents that now hold an
+    ORPHANED label with text (read in the second pass anyway; the queue's candidates come from
+    them). Without a queue they are not kept: on a streamed snapshot that is most of it."""
     wants = _wants(rows, corpus)
     found = _hash_pass(corpus, wants, progress, elsewhere)
     findings, named, pending = _settle_by_hash(rows, wants, found)
-    orphaned = _settle_by_text(rows, corpus, findings, named, pending) if pending else {}
+    orphaned: dict[str, list[LiveChunk]] | None = {} if keep_orphaned else None
+    if pending:
+        _settle_by_text(rows, corpus, findings, named, pending, orphaned, found.contiguous)
     fingerprints = frozenset(row["corpus_fingerprint"] for row in rows if row.get("corpus_fingerprint"))
-    return _result(findings, fingerprints, corpus.corpus_fingerprint, named, found.seen, len(found.documents)), orphaned
+    return (_result(findings, fingerprints, corpus.corpus_fingerprint, named, found.seen, len(found.documents)),
+            orphaned or {})
 
 
 def _wants(rows: list[Mapping[str, Any]], corpus: ChunkSource) -> _Wants:
@@ -238,9 +246,12 @@ def _hash_pass(corpus: ChunkSource, wants: _Wants, progress: Callable[[int], Non
         found.seen += len(batch)
         if progress is not None:
             progress(found.seen)
+        documents = [chunk.doc_uri for chunk in batch]
         if not in_memory:
             wants.live.update(wants.label_ids.intersection([chunk.chunk_id for chunk in batch]))
-        found.documents.update([chunk.doc_uri for chunk in batch])
+            if found.contiguous:
+                _runs(found, documents)
+        found.documents.update(documents)
         if wants.hash_only:
             keys = [chunk.sha() for chunk in batch]
         else:
@@ -262,6 +273,20 @@ def _hash_pass(corpus: ChunkSource, wants: _Wants, progress: Callable[[int], Non
             if sha in wanted and _better(chunk, found.best_any.get(sha)):
                 found.best_any[sha] = chunk
     return found
+
+
+def _runs(found: _HashPass, documents: list[str]) -> None:
+    """Follow the documents' runs in a streamed snapshot: a document met again after another
+    one began means its chunks are not contiguous."""
+    last = found.last_document
+    for doc_uri in documents:
+        if doc_uri != last:
+            if doc_uri in found.documents:
+                found.contiguous = False
+                return
+            found.documents.add(doc_uri)
+            last = doc_uri
+    found.last_document = last
 
 
 def _settle_by_hash(rows: list[Mapping[str, Any]], wants: _Wants, found: _HashPass
@@ -301,39 +326,62 @@ def _settle_by_hash(rows: list[Mapping[str, Any]], wants: _Wants, found: _HashPa
 
 
 def _settle_by_text(rows: list[Mapping[str, Any]], corpus: ChunkSource, findings: list[dict[str, Any]],
-                    named: dict[str, LiveChunk], pending: dict[str, list[int]]) -> dict[str, list[LiveChunk]]:
+                    named: dict[str, LiveChunk], pending: dict[str, list[int]],
+                    orphaned: dict[str, list[LiveChunk]] | None, contiguous: bool = False) -> None:
     """The second pass: the chunks of the pending labels' documents only, each document's text
     rebuilt once and every pending label's text looked for in it (MERGED, SPLIT, or ORPHANED
-    after all). The chunks of the documents that still hold an ORPHANED label, by document."""
-    orphaned: dict[str, list[LiveChunk]] = {}
+    after all); into ``orphaned`` (when given) the chunks of the documents that still hold an
+    ORPHANED label. A streamed snapshot whose documents came as runs (``contiguous``) settles each document as
+    its run ends, holding its chunks only; otherwise every pending document's are gathered."""
+    if contiguous and not isinstance(corpus, Corpus):
+        current: list[LiveChunk] = []
+        for chunk in corpus:
+            if current and chunk.doc_uri != current[0].doc_uri:
+                _settle_document(rows, findings, named, pending, orphaned, current)
+                current = []
+            if chunk.doc_uri in pending:
+                current.append(chunk)
+        if current:
+            _settle_document(rows, findings, named, pending, orphaned, current)
+        return
     by_doc: dict[str, list[LiveChunk]] = {doc_uri: [] for doc_uri in pending}
     for chunk in corpus:
         if chunk.doc_uri in by_doc:
             by_doc[chunk.doc_uri].append(chunk)
-    for doc_uri, positions in pending.items():
-        chunks, pieces, spaced = _texts(_in_order(by_doc[doc_uri]))
-        texts = {position: _comparable(rows[position]["chunk_text"]) for position in positions}
-        rest = positions
-        document = _seamless(chunks, pieces, spaced)  # cheap, when it exists: no need to avoid it
-        if document is None and len(positions) * (sum(map(len, pieces)) + len(pieces)) <= _SCAN_BUDGET:
-            # A text inside one chunk is MERGED with no need of the rebuilt document: a
-            # chunk's span in it holds an occurrence exactly when its piece does. (Past
-            # the budget, the rebuilt document's anchors find texts without scanning.)
-            pieces_of = _Pieces(pieces)
-            rest = [position for position in positions
-                    if not _merged(findings[position], texts[position], chunks, pieces_of, named)]
-            if not rest:
-                continue
-        if document is None:
-            document = _rebuild(chunks, pieces)
-        if len(rest) * len(document.text) > _SCAN_BUDGET:
-            document.anchors = _Anchors(document.text)
-            document.look_up([texts[position] for position in rest])
-        for position in rest:
-            _resolve(findings[position], texts[position], document, named)
-            if findings[position]["status"] == "ORPHANED":
-                orphaned[doc_uri] = by_doc[doc_uri]
-    return orphaned
+    for doc_uri in pending:
+        _settle_document(rows, findings, named, pending, orphaned, by_doc[doc_uri])
+
+
+def _settle_document(rows: list[Mapping[str, Any]], findings: list[dict[str, Any]], named: dict[str, LiveChunk],
+                     pending: dict[str, list[int]], orphaned: dict[str, list[LiveChunk]] | None,
+                     document_chunks: list[LiveChunk]) -> None:
+    """One pending document's labels looked for in its chunks (``_settle_by_text``)."""
+    if not document_chunks:
+        return
+    doc_uri = document_chunks[0].doc_uri
+    positions = pending[doc_uri]
+    chunks, pieces, spaced = _texts(_in_order(document_chunks))
+    texts = {position: _comparable(rows[position]["chunk_text"]) for position in positions}
+    rest = positions
+    document = _seamless(chunks, pieces, spaced)  # cheap, when it exists: no need to avoid it
+    if document is None and len(positions) * (sum(map(len, pieces)) + len(pieces)) <= _SCAN_BUDGET:
+        # A text inside one chunk is MERGED with no need of the rebuilt document: a
+        # chunk's span in it holds an occurrence exactly when its piece does. (Past
+        # the budget, the rebuilt document's anchors find texts without scanning.)
+        pieces_of = _Pieces(pieces)
+        rest = [position for position in positions
+                if not _merged(findings[position], texts[position], chunks, pieces_of, named)]
+        if not rest:
+            return
+    if document is None:
+        document = _rebuild(chunks, pieces)
+    if len(rest) * len(document.text) > _SCAN_BUDGET:
+        document.anchors = _Anchors(document.text)
+        document.look_up([texts[position] for position in rest])
+    for position in rest:
+        _resolve(findings[position], texts[position], document, named)
+        if orphaned is not None and findings[position]["status"] == "ORPHANED":
+            orphaned[doc_uri] = document_chunks
 
 
 def _result(findings: list[dict[str, Any]], fingerprints: frozenset[str], corpus_fingerprint: str | None,
