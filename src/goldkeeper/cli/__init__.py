@@ -6,12 +6,15 @@
     drift     drift, snapshot, queue apply
     suites    suite init|set|show, history
     flows     emit-reindex, alert, serve, demo (the only ones that import prefect, when run)
+    help      goldkeeper help [COMMAND], registered last
 
 Exit codes and the one way failures become them (``guarded``) are in ``goldkeeper.errors``.
 """
 
 # Each module registers its commands on import; `goldkeeper --help` lists them in this order.
 from goldkeeper.cli import drift, flows, labels, scoring, suites  # noqa: F401
-from goldkeeper.cli.app import app, main
+from goldkeeper.cli.app import app, help_, main
+
+app.command("help")(help_)
 
 __all__ = ["app", "main"]

@@ -24,8 +24,8 @@ from goldkeeper._version import __version__
 from goldkeeper.errors import EXIT_OK, EXIT_USAGE, UsageError, exit_with, fail, guarded, interrupted
 
 __all__ = ["GATE_HELP", "THRESHOLD_HELP", "FormatOption", "LabelsFormat", "OutputFormat", "QuietOption", "ReportFormat", "app",
-           "emit_json", "finite", "main", "parse_cutoffs", "positive", "probability", "progress", "quiet_prefect",
-           "share"]
+           "emit_json", "finite", "help_", "main", "parse_cutoffs", "positive", "probability", "progress",
+           "quiet_prefect", "share"]
 
 app = typer.Typer(
     name="goldkeeper",
@@ -68,11 +68,11 @@ def _version_callback(value: bool) -> None:
         raise typer.Exit(EXIT_OK)
 
 
-@app.command("help")
 def help_(
     command: Annotated[list[str], typer.Argument(help="A command, e.g. drift or 'queue apply'.", show_default=False)] = [],  # noqa: B006
 ) -> None:
-    """Show the help of goldkeeper, or of one command."""
+    """Show the help of goldkeeper, or of one command. (Registered last, in goldkeeper.cli, so
+    that `goldkeeper --help` lists it after the commands it explains.)"""
     group = typer.main.get_command(app)
     context = group.make_context("goldkeeper", [], resilient_parsing=True)
     found: Any = group
