@@ -78,3 +78,20 @@ def test_the_text_output_says_how_many_queries_were_saved(folder):
     line = next(line for line in result.stdout.splitlines() if line.startswith("sequential gates settled after "))
     asked = int(line.split()[4])
     assert line == f"sequential gates settled after {asked} of 300 queries: {300 - asked} ({(300 - asked) / 300:.0%}) never asked"
+
+
+def test_past_256_queries_the_gates_are_looked_at_as_the_queries_grow_by_a_quarter(monkeypatch):
+    """A look recomputes the confidence sequence over every query asked: an undecided gate on a
+    large set is looked at a few dozen times, not once per batch."""
+    from goldkeeper.core import gates
+    from goldkeeper.io.retrieval import sequential_stop
+
+    looks: list[int] = []
+    monkeypatch.setattr(gates, "sequential_settled", lambda parsed, per_query: looks.append(len(per_query)) or False)
+    rows = [{"query_id": f"q{i}", "doc_uri": "d", "relevance": 1} for i in range(4000)]
+    settled = sequential_stop(rows, [gates.parse_gate("recall@1:sequential:0.5")], [1], 1)
+    for asked in range(16, 4001, 16):
+        assert settled([], [f"q{i}" for i in range(asked)]) is False
+    assert looks[:16] == list(range(16, 257, 16))  # every batch up to 256
+    assert all(b >= 1.25 * a for a, b in zip(looks[16:], looks[17:]))
+    assert len(looks) < 30  # 250 batches

@@ -255,16 +255,28 @@ def sequential_stop(rows: list[dict[str, Any]], gates: list[Any], ks: list[int],
                     ) -> Callable[[list[Any], list[str]], bool]:
     """``retrieve_run``'s ``settled`` for gates that are all sequential: the run so far scored
     on the queries asked so far (a failed call counts as a miss, as in the report), then
-    whether every gate has settled."""
+    whether every gate has settled. A look computes the confidence sequence over every query
+    asked (about a second at 5,000), so past ``_CHECK_ALWAYS`` queries it looks again only once
+    the queries asked have grown by a quarter: a few looks in all, whatever the set's size,
+    for at most a quarter more queries than the first settled batch would have asked."""
     from goldkeeper.core.gates import sequential_settled
     from goldkeeper.core.scoring import build_qrels, score
 
+    looked = [0]
+
     def settled(entries: list[Any], asked: list[str]) -> bool:
+        if len(asked) > _CHECK_ALWAYS and len(asked) < looked[0] * 1.25:
+            return False
+        looked[0] = len(asked)
         wanted = set(asked)
         result = score(build_qrels([r for r in rows if r["query_id"] in wanted]), entries, k=ks, threshold=threshold)
         return sequential_settled(gates, result.per_query)
 
     return settled
+
+
+#: Queries up to which the sequential gates are looked at after every batch.
+_CHECK_ALWAYS = 256
 
 
 def retrieve_to_storage(
