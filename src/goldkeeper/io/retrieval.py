@@ -256,8 +256,8 @@ def sequential_stop(rows: list[dict[str, Any]], gates: list[Any], ks: list[int],
     """``retrieve_run``'s ``settled`` for gates that are all sequential: the run so far scored
     on the queries asked so far (a failed call counts as a miss, as in the report), then
     whether every gate has settled. A look computes the confidence sequence over every query
-    asked (about a second at 5,000), so past ``_CHECK_ALWAYS`` queries it looks again only once
-    the queries asked have grown by a quarter: a few looks in all, whatever the set's size,
+    asked, at a cost that grows with them, so past ``_CHECK_ALWAYS`` queries it looks again only
+    once the queries asked have grown by a quarter: a few looks in all, whatever the set's size,
     for at most a quarter more queries than the first settled batch would have asked."""
     from goldkeeper.core.gates import sequential_settled
     from goldkeeper.core.scoring import build_qrels, score
