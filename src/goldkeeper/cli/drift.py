@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Iterable
 from typing import Annotated, Any, Optional
 
 import typer
@@ -67,7 +68,7 @@ def drift(
     raise typer.Exit(EXIT_FAILED if still_wrong > max_invalid else EXIT_OK)
 
 
-def _fix_and_queue(judgments: str, rows: list[dict[str, Any]], result: Any, snapshot: Any, judgments_sha: str, *,
+def _fix_and_queue(judgments: str, rows: Iterable[dict[str, Any]], result: Any, snapshot: Any, judgments_sha: str, *,
                    fix: bool, out: str | None, queue: str | None) -> int:
     """Write the fixed judgments and the queue together (nothing if either fails); how many
     labels moved."""

@@ -47,7 +47,7 @@ from goldkeeper.io.files import (
 )
 from goldkeeper.models.records import CORPUS_FINGERPRINTS, LIVE_CHUNK
 
-__all__ = ["MANIFEST", "LiveChunkStruct", "ShardedCorpus", "chunk_count", "classify_url", "corpus_json", "open_corpus", "write_sharded_snapshot"]
+__all__ = ["MANIFEST", "LabelRows", "LiveChunkStruct", "ShardedCorpus", "chunk_count", "classify_url", "corpus_json", "open_corpus", "write_sharded_snapshot"]
 
 MANIFEST = "manifest.json"
 FORMAT = "goldkeeper-corpus-shards/1"
@@ -331,16 +331,54 @@ def chunk_count(corpus: Corpus | ShardedCorpus) -> int:
     return len(corpus.chunks)
 
 
-def classify_url(judgments_url: str, corpus_url: str, *, progress: Callable[[int], None] | None = None
-                 ) -> tuple[list[dict[str, Any]], DriftResult, Corpus | ShardedCorpus, str]:
-    """The label rows of a judgments file, their drift against a snapshot, the opened
-    snapshot (for fix and the queue) and the judgments' sha256 as read (for a rewrite in
-    place). A snapshot that cannot be read is reported before any label."""
-    from goldkeeper.io.loading import Hashed
+class LabelRows:
+    """The label rows of a judgments file, read again on each pass, so that drift holds a few
+    fields of each label rather than every row (stdin is read once and held). The first pass
+    takes the file's sha256 (``sha256``); a later one that reads other bytes, or more lines,
+    fails with an ``InputError``: the file changed while drift read it."""
 
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self.sha256: str | None = None
+        self.count = 0
+        self.held: list[dict[str, Any]] | None = None
+        if url == "-":
+            self.held = list(self._read())
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        return iter(self.held) if self.held is not None else self._read()
+
+    def _read(self) -> Iterator[dict[str, Any]]:
+        from goldkeeper.io.loading import Hashed
+
+        source = source_name(self.url)
+        first = self.sha256 is None
+        hashed = Hashed(iter_blocks(self.url))
+        count = 0
+        for block in judgment_blocks(hashed, source):
+            count += len(block)
+            if not first and count > self.count:
+                raise self._changed(source)
+            yield from block
+        if first:
+            self.sha256, self.count = hashed.hexdigest(), count
+        elif hashed.hexdigest() != self.sha256:
+            raise self._changed(source)
+
+    def _changed(self, source: str) -> InputError:
+        return InputError(source, "changed while it was read (another writer?): run again", field="sha256",
+                          found="other bytes than the first pass read")
+
+
+def classify_url(judgments_url: str, corpus_url: str, *, progress: Callable[[int], None] | None = None
+                 ) -> tuple[LabelRows, DriftResult, Corpus | ShardedCorpus, str]:
+    """The label rows of a judgments file (``LabelRows``: read again by each pass), their
+    drift against a snapshot, the opened snapshot (for fix and the queue) and the judgments'
+    sha256 as first read (for a rewrite in place). A snapshot that cannot be read is reported
+    before any label."""
     corpus = open_corpus(corpus_url)
     if hasattr(progress, "expect"):  # the CLI's bar: a snapshot knows how many chunks it holds
         progress.expect(chunk_count(corpus))
-    hashed = Hashed(iter_blocks(judgments_url))
-    rows = [row for block in judgment_blocks(hashed, source_name(judgments_url)) for row in block]
-    return rows, classify(rows, corpus, progress=progress), corpus, hashed.hexdigest()
+    rows = LabelRows(judgments_url)
+    result = classify(rows, corpus, progress=progress)
+    return rows, result, corpus, rows.sha256  # type: ignore[return-value]

@@ -5,7 +5,7 @@ read at most twice, and the pieces of the partitioned form (``partition_of``, ``
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -45,9 +45,29 @@ def _better(chunk: LiveChunk, current: LiveChunk | None) -> bool:
     return current is None or chunk.order() < current.order()
 
 
+def _located(chunk: LiveChunk, sha: str) -> LiveChunk:
+    """A chunk found by its text's hash, without its text: a label re-anchored to it needs its
+    id and document, and the hash pass holds one for every labeled text."""
+    return LiveChunk(chunk.chunk_id, chunk.doc_uri, chunk.ordinal, None, sha, chunk.start_index)
+
+
 def _row(judgment: Judgment | Mapping[str, Any]) -> Mapping[str, Any]:
     """A label's fields: a row as it is, a ``Judgment``'s own (pydantic keeps them in ``__dict__``)."""
     return judgment if isinstance(judgment, Mapping) else judgment.__dict__
+
+
+class Labels:
+    """Labels as classify, fix and the queue read them: each a row (``_row``), as often as
+    asked. A one-shot iterator is read into a list; anything else (a list, or a reader that
+    reads its file again on each pass) is iterated once per pass, so the rows need not all be
+    held: classify keeps a few fields of each label, and the texts of those still pending."""
+
+    def __init__(self, judgments: Iterable[Judgment | Mapping[str, Any]]) -> None:
+        self.source = judgments.source if isinstance(judgments, Labels) else (
+            list(judgments) if iter(judgments) is judgments else judgments)
+
+    def __iter__(self) -> Iterator[Mapping[str, Any]]:
+        return map(_row, self.source)
 
 
 def _label_sha(row: Mapping[str, Any]) -> tuple[str | None, bool]:
@@ -110,7 +130,7 @@ def find(corpus: ChunkSource, ids: set[str], shas: set[str]) -> Found:
             found.live.add(chunk.chunk_id)
         sha = chunk.sha()
         if sha in shas and _better(chunk, found.best.get(sha)):
-            found.best[sha] = chunk  # type: ignore[index]
+            found.best[sha] = _located(chunk, sha)  # type: ignore[arg-type]
     return found
 
 
@@ -160,20 +180,26 @@ def classify(
     ``elsewhere`` adds what the other partitions of a partitioned corpus found for this one's
     unsettled labels (the module docstring).
     """
-    return _classify([_row(judgment) for judgment in judgments], corpus, progress, elsewhere, keep_orphaned=False)[0]
+    return _classify(Labels(judgments), corpus, progress, elsewhere, keep_orphaned=False)[0]
 
 
 @dataclass
 class _Wants:
-    """What the labels ask of the corpus: their chunk ids, the text hashes they are found by
-    (with the documents that want each), the normalized label texts by hash, and each label's
-    (hash, whether its text_sha contradicts its text). ``live``: the label ids found live."""
+    """What the labels ask of the corpus, from one pass over them: their chunk ids, the text
+    hashes they are found by (``pairs``: with the documents that want each), the Python
+    ``hash`` of the normalized texts that carry one (a chunk's text is hashed only on a hit, and
+    the texts are not kept), each label's (hash, whether its text_sha contradicts its text,
+    whether it has text), the findings begun (query, document, chunk id) and the labels'
+    corpus fingerprints. ``live``: the label ids found live."""
 
     label_ids: set[str] = field(default_factory=set)
-    hashes: dict[str, set[str]] = field(default_factory=dict)
-    by_text: dict[str, str] = field(default_factory=dict)
+    hashes: set[str] = field(default_factory=set)
+    pairs: set[tuple[str, str]] = field(default_factory=set)
+    by_text: set[int] = field(default_factory=set)
     hash_only: bool = False  # some label is found by a stored hash alone: every chunk's hash is needed
-    keys: list[tuple[str | None, bool]] = field(default_factory=list)
+    keys: list[tuple[str | None, bool, bool]] = field(default_factory=list)
+    findings: list[dict[str, Any]] = field(default_factory=list)
+    fingerprints: set[str] = field(default_factory=set)
     live: set[str] = field(default_factory=set)
 
 
@@ -192,44 +218,68 @@ class _HashPass:
     last_document: str | None = None
 
 
-def _classify(rows: list[Mapping[str, Any]], corpus: ChunkSource, progress: Callable[[int], None] | None,
+def _classify(rows: Labels, corpus: ChunkSource, progress: Callable[[int], None] | None,
               elsewhere: Found | None, *, keep_orphaned: bool = True) -> tuple[DriftResult, dict[str, list[LiveChunk]]]:
     """``classify``, and (``keep_orphaned``) the chunks of the documents that now hold an
     ORPHANED label with text (read in the second pass anyway; the queue's candidates come from
-    them). Without a queue they are not kept: on a streamed snapshot that is most of it."""
+    them). Without a queue they are not kept: on a streamed snapshot that is most of it.
+    The labels are read once for what they ask, and once more (only when some are pending
+    after the hash pass) for the texts of the pending ones."""
     wants = _wants(rows, corpus)
     found = _hash_pass(corpus, wants, progress, elsewhere)
-    findings, named, pending = _settle_by_hash(rows, wants, found)
+    named, pending = _settle_by_hash(wants, found)
     orphaned: dict[str, list[LiveChunk]] | None = {} if keep_orphaned else None
     if pending:
-        _settle_by_text(rows, corpus, findings, named, pending, orphaned, found.contiguous)
-    fingerprints = frozenset(row["corpus_fingerprint"] for row in rows if row.get("corpus_fingerprint"))
-    return (_result(findings, fingerprints, corpus.corpus_fingerprint, named, found.seen, len(found.documents)),
-            orphaned or {})
+        texts = _pending_texts(rows, pending, len(wants.findings))
+        _settle_by_text(texts, corpus, wants.findings, named, pending, orphaned, found.contiguous)
+    return (_result(wants.findings, frozenset(wants.fingerprints), corpus.corpus_fingerprint, named, found.seen,
+                    len(found.documents)), orphaned or {})
 
 
-def _wants(rows: list[Mapping[str, Any]], corpus: ChunkSource) -> _Wants:
-    """Each label's hash key, and what the labels not already live ask of the corpus."""
+def _wants(rows: Labels, corpus: ChunkSource) -> _Wants:
+    """Each label's hash key and finding begun, and what the labels not already live ask of
+    the corpus."""
     wants = _Wants()
+    live: set[str] | None = None
     if isinstance(corpus, Corpus):
-        # The live labels first, whose texts then need no hash (a VALID label is looked up no
-        # further). A streamed corpus finds them in its pass.
-        wants.live = {row["chunk_id"] for row in rows if row.get("chunk_id") is not None}.intersection(
-            [chunk.chunk_id for chunk in corpus.chunks])
+        # The live labels need no hash (a VALID label is looked up no further). A streamed
+        # corpus finds them in its pass.
+        live = {chunk.chunk_id for chunk in corpus.chunks}
+    keys, findings = wants.keys, wants.findings
     for row in rows:
-        if row.get("chunk_id") is None or row["chunk_id"] in wants.live:
-            wants.keys.append((None, False))
+        doc_uri, chunk = row["doc_uri"], row.get("chunk_id")
+        finding = {"query_id": row["query_id"], "doc_uri": doc_uri}
+        findings.append(finding)
+        if row.get("corpus_fingerprint"):
+            wants.fingerprints.add(row["corpus_fingerprint"])
+        if chunk is None:
+            keys.append((None, False, False))
+            continue
+        finding["chunk_id"] = chunk
+        if live is not None and chunk in live:
+            wants.live.add(chunk)
+            keys.append((None, False, False))
             continue
         sha, mismatch, normal = _label_key(row)
-        wants.keys.append((sha, mismatch))
-        wants.label_ids.add(row["chunk_id"])
+        keys.append((sha, mismatch, normal is not None))
+        wants.label_ids.add(chunk)
         if sha is not None:
-            wants.hashes.setdefault(sha, set()).add(row["doc_uri"])
+            wants.hashes.add(sha)
+            wants.pairs.add((sha, doc_uri))
             if normal is None:
                 wants.hash_only = True
             else:
-                wants.by_text[normal] = sha
+                wants.by_text.add(hash(normal))
     return wants
+
+
+def _pending_texts(rows: Labels, pending: dict[str, list[int]], labels: int) -> dict[int, str]:
+    """The pending labels' texts (comparable), by position, from one more pass over the labels."""
+    wanted = bytearray(labels)
+    for held in pending.values():
+        for position in held:
+            wanted[position] = 1
+    return {position: _comparable(row["chunk_text"]) for position, row in zip(range(labels), rows) if wanted[position]}
 
 
 def _hash_pass(corpus: ChunkSource, wants: _Wants, progress: Callable[[int], None] | None,
@@ -239,7 +289,7 @@ def _hash_pass(corpus: ChunkSource, wants: _Wants, progress: Callable[[int], Non
     in, ``elsewhere``)."""
     found = _HashPass()
     in_memory = isinstance(corpus, Corpus)
-    wanted, by_text = wants.hashes, wants.by_text
+    wanted, pairs, by_text = wants.hashes, wants.pairs, wants.by_text
     for batch in _batches(corpus):
         # Column at a time: the set operations and comprehensions run in C, and only the
         # chunks whose hash some label wants are looked at one by one.
@@ -257,22 +307,31 @@ def _hash_pass(corpus: ChunkSource, wants: _Wants, progress: Callable[[int], Non
         else:
             # Equal normalized texts have equal hashes, so an unhashed chunk is found by its
             # text, and hashed only when some label carries nothing but a hash.
-            keys = [chunk.text_sha or (by_text.get(normalize(chunk.text)) if chunk.text is not None else None)
+            keys = [chunk.text_sha or (_hit(normalize(chunk.text), by_text) if chunk.text is not None else None)
                     for chunk in batch]
         for index in [i for i, key in enumerate(keys) if key in wanted]:
             chunk, sha = batch[index], keys[index]
-            if _better(chunk, found.best_any.get(sha)):
-                found.best_any[sha] = chunk
-            if chunk.doc_uri in wanted[sha]:
-                key = (sha, chunk.doc_uri)
-                if _better(chunk, found.best_in_doc.get(key)):
-                    found.best_in_doc[key] = chunk
+            key = (sha, chunk.doc_uri)
+            anywhere = _better(chunk, found.best_any.get(sha))
+            in_doc = key in pairs and _better(chunk, found.best_in_doc.get(key))
+            if anywhere or in_doc:
+                located = _located(chunk, sha)
+                if anywhere:
+                    found.best_any[sha] = located
+                if in_doc:
+                    found.best_in_doc[key] = located
     if elsewhere is not None:
         wants.live |= elsewhere.live & wants.label_ids
         for sha, chunk in elsewhere.best.items():
             if sha in wanted and _better(chunk, found.best_any.get(sha)):
                 found.best_any[sha] = chunk
     return found
+
+
+def _hit(normal: str, by_text: set[int]) -> str | None:
+    """A chunk's text hash when some label's text may equal its text (its ``hash`` is wanted),
+    else None: wanted hashes are then checked like stored ones."""
+    return normalized_sha(normal) if hash(normal) in by_text else None
 
 
 def _runs(found: _HashPass, documents: list[str]) -> None:
@@ -289,23 +348,18 @@ def _runs(found: _HashPass, documents: list[str]) -> None:
     found.last_document = last
 
 
-def _settle_by_hash(rows: list[Mapping[str, Any]], wants: _Wants, found: _HashPass
-                    ) -> tuple[list[dict[str, Any]], dict[str, LiveChunk], dict[str, list[int]]]:
+def _settle_by_hash(wants: _Wants, found: _HashPass) -> tuple[dict[str, LiveChunk], dict[str, list[int]]]:
     """Every label's finding from the hash pass: VALID, RE_ANCHORABLE, or ORPHANED for now;
     the chunks findings name; and, by document, the positions of the ORPHANED labels whose
     text may still be found in their (live) document."""
-    findings: list[dict[str, Any]] = []
     named: dict[str, LiveChunk] = {}
     pending: dict[str, list[int]] = {}
-    for position, (row, (sha, mismatch)) in enumerate(zip(rows, wants.keys)):
-        doc_uri = row["doc_uri"]
-        finding: dict[str, Any] = {"query_id": row["query_id"], "doc_uri": doc_uri}
-        findings.append(finding)
-        chunk = row.get("chunk_id")
+    for position, (finding, (sha, mismatch, has_text)) in enumerate(zip(wants.findings, wants.keys, strict=True)):
+        doc_uri = finding["doc_uri"]
+        chunk = finding.get("chunk_id")
         if chunk is None:
             finding["status"] = "VALID" if doc_uri in found.documents else "ORPHANED"
             continue
-        finding["chunk_id"] = chunk
         if chunk in wants.live:
             finding["status"] = "VALID"
             continue
@@ -320,12 +374,12 @@ def _settle_by_hash(rows: list[Mapping[str, Any]], wants: _Wants, found: _HashPa
                 finding.update(cross_document=True, reanchor_doc_uri=target.doc_uri)
             continue
         finding["status"] = "ORPHANED"
-        if row.get("chunk_text") is not None and doc_uri in found.documents:
+        if has_text and doc_uri in found.documents:
             pending.setdefault(doc_uri, []).append(position)
-    return findings, named, pending
+    return named, pending
 
 
-def _settle_by_text(rows: list[Mapping[str, Any]], corpus: ChunkSource, findings: list[dict[str, Any]],
+def _settle_by_text(texts: dict[int, str], corpus: ChunkSource, findings: list[dict[str, Any]],
                     named: dict[str, LiveChunk], pending: dict[str, list[int]],
                     orphaned: dict[str, list[LiveChunk]] | None, contiguous: bool = False) -> None:
     """The second pass: the chunks of the pending labels' documents only, each document's text
@@ -337,22 +391,22 @@ def _settle_by_text(rows: list[Mapping[str, Any]], corpus: ChunkSource, findings
         current: list[LiveChunk] = []
         for chunk in corpus:
             if current and chunk.doc_uri != current[0].doc_uri:
-                _settle_document(rows, findings, named, pending, orphaned, current)
+                _settle_document(texts, findings, named, pending, orphaned, current)
                 current = []
             if chunk.doc_uri in pending:
                 current.append(chunk)
         if current:
-            _settle_document(rows, findings, named, pending, orphaned, current)
+            _settle_document(texts, findings, named, pending, orphaned, current)
         return
     by_doc: dict[str, list[LiveChunk]] = {doc_uri: [] for doc_uri in pending}
     for chunk in corpus:
         if chunk.doc_uri in by_doc:
             by_doc[chunk.doc_uri].append(chunk)
     for doc_uri in pending:
-        _settle_document(rows, findings, named, pending, orphaned, by_doc[doc_uri])
+        _settle_document(texts, findings, named, pending, orphaned, by_doc[doc_uri])
 
 
-def _settle_document(rows: list[Mapping[str, Any]], findings: list[dict[str, Any]], named: dict[str, LiveChunk],
+def _settle_document(texts: dict[int, str], findings: list[dict[str, Any]], named: dict[str, LiveChunk],
                      pending: dict[str, list[int]], orphaned: dict[str, list[LiveChunk]] | None,
                      document_chunks: list[LiveChunk]) -> None:
     """One pending document's labels looked for in its chunks (``_settle_by_text``)."""
@@ -361,7 +415,6 @@ def _settle_document(rows: list[Mapping[str, Any]], findings: list[dict[str, Any
     doc_uri = document_chunks[0].doc_uri
     positions = pending[doc_uri]
     chunks, pieces, spaced = _texts(_in_order(document_chunks))
-    texts = {position: _comparable(rows[position]["chunk_text"]) for position in positions}
     rest = positions
     document = _seamless(chunks, pieces, spaced)  # cheap, when it exists: no need to avoid it
     if document is None and len(positions) * (sum(map(len, pieces)) + len(pieces)) <= _SCAN_BUDGET:

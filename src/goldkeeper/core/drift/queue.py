@@ -8,7 +8,7 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from goldkeeper.core.drift.classification import DriftResult, Found, _classify, _row
+from goldkeeper.core.drift.classification import DriftResult, Found, Labels, _classify
 from goldkeeper.core.drift.corpus import ChunkSource, LiveChunk
 from goldkeeper.core.drift.rebuild import _in_order
 from goldkeeper.core.identity import normalize
@@ -92,7 +92,7 @@ def rejudgment_queue(
     document it lacks has none). The queue proposes; nothing in it is ground truth until a
     person answers.
     """
-    rows = [_row(judgment) for judgment in judgments]
+    rows = Labels(judgments)
     orphan_docs = {row["doc_uri"] for row, finding in zip(rows, result.findings, strict=True)
                    if finding["status"] == "ORPHANED" and row.get("chunk_text") and row.get("chunk_id")}
     by_doc: dict[str, list[LiveChunk]] = {doc_uri: [] for doc_uri in orphan_docs}
@@ -145,6 +145,6 @@ def classify_and_queue(
 ) -> tuple[DriftResult, list[dict[str, Any]]]:
     """``classify`` and then ``rejudgment_queue``, sharing one read: the documents classify
     rebuilt hold every ORPHANED label's candidates, so the corpus is not read a third time."""
-    rows = [_row(judgment) for judgment in judgments]
+    rows = Labels(judgments)
     result, rebuilt = _classify(rows, corpus, progress, elsewhere)
     return result, rejudgment_queue(rows, result, corpus, candidates, documents=rebuilt)
