@@ -7,9 +7,11 @@ processes are timed (wall, median of --repeats) with the peak PSS of the process
 ratio to the reference is printed, and for goldkeeper the growth exponent of time against
 input size over three sizes (about 1 is linear). `--big` adds 1,000,000 labels x 10,000,000
 chunks from a sharded gzip snapshot (about 4 GB of text; goldkeeper only: the reference needs
-the whole corpus in one JSON document and quadratic scans).
+the whole corpus in one JSON document and quadratic scans). `--fix-memory` runs `drift --fix
+--out` on 1,000,000 labels x 1,000,000 chunks from corpus.json and from a sharded snapshot, and
+prints each peak against the labels file (issue 26's goal: at most 3x).
 
-    python bench/drift_bench.py [--repeats 3] [--reference-timeout 600] [--big]
+    python bench/drift_bench.py [--repeats 3] [--reference-timeout 600] [--big] [--fix-memory]
 """
 
 from __future__ import annotations
@@ -130,6 +132,7 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--reference-timeout", type=float, default=600)
     parser.add_argument("--big", action="store_true", help="also 1M labels x 10M chunks, sharded (goldkeeper only)")
+    parser.add_argument("--fix-memory", action="store_true", help="only drift --fix's peak memory at 1M x 1M")
     parser.add_argument("--workloads", default="100000x200000/10,100000x200000/1000,100000x200000/200000,"
                                                  "1000x200000/200000")
     args = parser.parse_args()
@@ -137,6 +140,9 @@ def main() -> None:
     cache = Path(os.environ.get("GOLDKEEPER_BENCH_CACHE", Path(tempfile.gettempdir()) / "goldkeeper-bench"))
     cache.mkdir(parents=True, exist_ok=True)
     bindir = Path(sys.executable).parent
+    if args.fix_memory:
+        fix_memory(cache, bindir)
+        return
     for workload in args.workloads.split(","):
         size, per_doc = workload.split("/")
         labels, chunks = (int(x) for x in size.split("x"))
@@ -183,6 +189,20 @@ def main() -> None:
         elapsed, memory, _code = measure([str(bindir / "goldkeeper"), "drift", "-j", str(paths["judgments"]), "-c",
                                           str(paths["corpus"]), "--format", "json"])
         print(f"  goldkeeper            {elapsed:8.2f} s  {memory:7.0f} MiB  (targets: 900 s, 6144 MiB)")
+
+
+def fix_memory(cache: Path, bindir: Path) -> None:
+    """drift --fix's peak memory at 1M labels x 1M chunks, against the labels file's size."""
+    print("drift --fix --out, 1,000,000 labels x 1,000,000 chunks, 10 chunks per document", flush=True)
+    for sharded in (False, True):
+        paths = generate(cache, 1_000_000, 1_000_000, 10, sharded=sharded)
+        labels = paths["judgments"].stat().st_size / 2**20
+        out = paths["judgments"].with_name("fixed.jsonl")
+        elapsed, peak, _code = measure([str(bindir / "goldkeeper"), "drift", "-j", str(paths["judgments"]), "-c",
+                                        str(paths["corpus"]), "--fix", "--out", str(out), "--max-invalid", "1",
+                                        "--quiet"])
+        print(f"  {'sharded snapshot' if sharded else 'corpus.json     '}  {elapsed:6.1f} s  {peak:6.0f} MiB  "
+              f"{peak / labels:.2f}x the {labels:.0f} MiB labels file (goal: at most 3x)", flush=True)
 
 
 if __name__ == "__main__":

@@ -1,7 +1,8 @@
 """Issue 26, class 6: resources are bounded by what the inputs hold. (Cutoffs: see
 test_bad_input_not_internal.) Lines are read in time linear in their length and refused past
 ``MAX_LINE_BYTES``, in plain files and in gzip shards, whose memory then stays near one line
-whatever they expand to; a corpus file is read, not mapped, so a truncated one is a message."""
+whatever they expand to; a corpus file is read, not mapped, so a truncated one is a message;
+drift holds a few fields of each label, not its text, and streams a large corpus.json."""
 
 from __future__ import annotations
 
@@ -108,3 +109,81 @@ def test_a_highly_compressible_real_input_is_still_read(tmp_path):
     with gzip.open(tmp_path / "labels.jsonl.gz", "wb") as out:
         out.write(b'{"query_id": "q1", "doc_uri": "d1", "relevance": 1}\n')
     assert run_cli("validate", str(tmp_path / "labels.jsonl.gz")).code in (0, 1)
+
+
+def _labeled_corpus(tmp_path, labels=400, text_bytes=20_000):
+    """Live chunks kept as ids and hashes (no text), and a judgments file whose labels point
+    at them, each carrying a long text: what drift must not hold is the labels' texts."""
+    import goldkeeper
+    from goldkeeper.core.identity import text_sha
+
+    texts = [f"label {n} " + "words of a judged passage " * (text_bytes // 26) for n in range(labels)]
+    live = [{"chunk_id": goldkeeper.chunk_id(f"doc://{n % 20}", "r1", n, text, "words/v1"), "doc_uri": f"doc://{n % 20}",
+             "ordinal": n, "text_sha": text_sha(text)} for n, text in enumerate(texts)]
+    rows = [{"query_id": f"q{n}", "doc_uri": chunk["doc_uri"], "chunk_id": chunk["chunk_id"], "chunk_text": text,
+             "relevance": 1} for n, (chunk, text) in enumerate(zip(live, texts))]
+    (tmp_path / "judgments.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows))
+    return rows, live
+
+
+def test_drift_holds_a_few_fields_of_each_label_not_its_text(tmp_path):
+    """Labels read by ``LabelRows`` stream: classify keeps each label's ids and hash, not its
+    text, so 8 MB of judged text is never held at once (a list of the rows would hold it all)."""
+    from goldkeeper.core.drift import Corpus, LiveChunk, classify
+    from goldkeeper.io.snapshots import LabelRows
+
+    rows, live = _labeled_corpus(tmp_path)
+    corpus = Corpus([LiveChunk(c["chunk_id"], c["doc_uri"], c["ordinal"], None, c["text_sha"]) for c in live])
+    streamed = type("Streamed", (), {"corpus_fingerprint": None, "chunker_fingerprint": None,
+                                     "__iter__": lambda self: iter(corpus.chunks)})()
+    total = sum(len(row["chunk_text"]) for row in rows)
+    del rows
+    labels = LabelRows(str(tmp_path / "judgments.jsonl"))
+    classify(labels, streamed)  # (what is imported on first use is not the labels)
+    tracemalloc.start()
+    result = classify(labels, streamed)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert result.summary["valid"] == 400 and total > 8_000_000
+    assert peak < total / 8
+
+
+def test_a_large_corpus_json_is_spooled_and_drifts_as_one_held(monkeypatch):
+    """Past ``HOLD_UP_TO`` drift streams a corpus.json from an unnamed temporary (nothing is
+    left behind, even after kill -9), with the findings, the fix and the queue of the held one."""
+    import tempfile
+
+    from goldkeeper.io import snapshots
+    from tests.conftest import FIXTURES
+
+    fixture = FIXTURES / "goldkeeper-drift-rules"
+    outputs = {}
+    for hold in (snapshots.HOLD_UP_TO, 0):
+        monkeypatch.setattr(snapshots, "HOLD_UP_TO", hold)
+        rows, result, corpus, sha = snapshots.classify_url(str(fixture / "judgments.jsonl"), str(fixture / "corpus.json"))
+        from goldkeeper.core.drift import fixed_rows, rejudgment_queue
+
+        outputs[hold] = (result.findings, list(fixed_rows(rows, result)), rejudgment_queue(rows, result, corpus), sha)
+        assert isinstance(corpus, snapshots.SpooledCorpus) == (hold == 0)
+        if hold == 0:
+            assert snapshots.chunk_count(corpus) == len(json.loads((fixture / "corpus.json").read_text())["chunks"])
+            assert not [p for p in __import__("os").listdir(tempfile.gettempdir()) if p.startswith("goldkeeper-corpus-")]
+    first, second = outputs.values()
+    assert first == second and {f["status"] for f in first[0]} >= {"VALID", "RE_ANCHORABLE", "MERGED", "SPLIT", "ORPHANED"}
+
+
+def test_labels_changed_between_drift_passes_are_refused(tmp_path):
+    """drift reads the labels again for its later passes: a file that changed meanwhile (other
+    bytes, or more lines) is an error, never findings zipped with other labels."""
+    from goldkeeper.io.snapshots import LabelRows
+
+    path = tmp_path / "judgments.jsonl"
+    line = '{"query_id":"q%d","doc_uri":"d","chunk_id":"c1:x","relevance":1}\n'
+    path.write_text(line % 1 + line % 2)
+    for changed in (line % 1 + line % 3, line % 1 + line % 2 + line % 3):
+        labels = LabelRows(str(path))
+        assert [row["query_id"] for row in labels] == ["q1", "q2"] and labels.count == 2
+        path.write_text(changed)
+        with pytest.raises(InputError, match=r"judgments\.jsonl: sha256: changed while it was read"):
+            list(labels)
+        path.write_text(line % 1 + line % 2)

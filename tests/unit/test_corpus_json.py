@@ -12,7 +12,7 @@ from goldkeeper.core import drift
 from goldkeeper.core.drift import corpus as drift_corpus
 from goldkeeper.core.identity import text_sha
 from goldkeeper.errors import InputError
-from goldkeeper.io.snapshots import LiveChunkStruct, corpus_json
+from goldkeeper.io.snapshots import LiveChunkStruct, corpus_json, spooled_corpus
 
 GOOD = {"chunk_id": "c1:" + "a" * 32, "doc_uri": "doc://a", "ordinal": 0, "text": "Refunds take 5 days."}
 
@@ -21,6 +21,15 @@ def _msgspec_first(raw: bytes, source: str) -> drift.Corpus:
     """What ``open_corpus`` does with a corpus.json's bytes."""
     corpus = corpus_json(raw)
     return corpus if corpus is not None else drift.parse_corpus(raw, source)
+
+
+def _spooled_first(raw: bytes, source: str) -> drift.Corpus:
+    """What ``open_corpus(..., stream=True)`` does with a large corpus.json's bytes (its
+    chunks read back from the spool)."""
+    spooled = spooled_corpus(raw)
+    if spooled is None:
+        return drift.parse_corpus(raw, source)
+    return drift.Corpus(list(spooled), spooled.corpus_fingerprint, spooled.chunker_fingerprint)
 
 
 def _facts(outcome: object) -> object:
@@ -33,17 +42,20 @@ def _facts(outcome: object) -> object:
 
 
 def _both(payload: object) -> tuple[object, object]:
-    """What parse_corpus and the msgspec reader give (or raise), which must agree, and what
-    the field-by-field reader gives."""
+    """What parse_corpus, the msgspec reader and the spooling one give (or raise), which must
+    agree, and what the field-by-field reader gives. Each is tried compact and indented."""
     data = json.dumps(payload).encode() if not isinstance(payload, bytes) else payload
     outcomes = []
-    for reader in (drift.parse_corpus, _msgspec_first, lambda raw, source: drift_corpus._parse_corpus_fields(raw, source)):
+    for reader in (drift.parse_corpus, _msgspec_first, _spooled_first,
+                   lambda raw, source: drift_corpus._parse_corpus_fields(raw, source)):
         try:
             outcomes.append(_facts(reader(data, "corpus.json")))
         except InputError as error:
             outcomes.append(("error", str(error)))
-    assert outcomes[0] == outcomes[1]
-    return outcomes[0], outcomes[2]
+    assert outcomes[0] == outcomes[1] == outcomes[2]
+    if not isinstance(payload, bytes) and outcomes[0][0] != "error":  # indented, as goldkeeper writes it
+        assert _facts(_spooled_first(json.dumps(payload, indent=1).encode(), "corpus.json")) == outcomes[0]
+    return outcomes[0], outcomes[3]
 
 
 @pytest.mark.parametrize("chunk", [

@@ -29,6 +29,7 @@ __all__ = [
     "is_local",
     "iter_blocks",
     "iter_lines",
+    "line_blocks",
     "local_path",
     "locked",
     "open_read",
@@ -359,10 +360,10 @@ def long_line(url: str, number: int) -> InputError:
 def iter_blocks(url: str, size: int = LINES_BLOCK) -> Iterator[bytes]:
     """The file in blocks of about ``size`` bytes, each ending at a newline (except the last)."""
     with open_read(url) as handle:
-        yield from _blocks(handle, url, size)
+        yield from line_blocks(handle, url, size)
 
 
-def _blocks(handle: Any, url: str, size: int) -> Iterator[bytes]:
+def line_blocks(handle: Any, url: str, size: int) -> Iterator[bytes]:
     """A binary stream in blocks ending at newlines. Linear however long its lines: a line is
     gathered in pieces, each searched once; one longer than ``MAX_LINE_BYTES`` is refused (so
     that a line without end, or a small gzip that expands to one, cannot take all memory)."""
@@ -391,7 +392,7 @@ def _blocks(handle: Any, url: str, size: int) -> Iterator[bytes]:
 
 def capped_lines(stream: Any, url: str) -> Iterator[bytes]:
     """The lines of a binary stream, newline kept, each at most ``MAX_LINE_BYTES``."""
-    for block in _blocks(stream, url, LINES_BLOCK):
+    for block in line_blocks(stream, url, LINES_BLOCK):
         pieces = block.split(b"\n")
         last = pieces.pop()
         for piece in pieces:

@@ -52,6 +52,7 @@ from goldkeeper.core.drift.corpus import (
     LiveChunk,
     chunk_from_dict,
     keys_accounted_for,
+    live_keys,
     parse_corpus,
 )
 from goldkeeper.core.drift.fix import fix, fixed_rows
@@ -74,6 +75,7 @@ __all__ = [
     "fix",
     "fixed_rows",
     "keys_accounted_for",
+    "live_keys",
     "merge_found",
     "merge_partitions",
     "parse_corpus",

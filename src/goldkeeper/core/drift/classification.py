@@ -228,12 +228,14 @@ def _classify(rows: Labels, corpus: ChunkSource, progress: Callable[[int], None]
     wants = _wants(rows, corpus)
     found = _hash_pass(corpus, wants, progress, elsewhere)
     named, pending = _settle_by_hash(wants, found)
+    findings, fingerprints = wants.findings, frozenset(wants.fingerprints)
+    seen, documents, contiguous = found.seen, len(found.documents), found.contiguous
+    del wants, found  # the lookups are done with before the texts are read
     orphaned: dict[str, list[LiveChunk]] | None = {} if keep_orphaned else None
     if pending:
-        texts = _pending_texts(rows, pending, len(wants.findings))
-        _settle_by_text(texts, corpus, wants.findings, named, pending, orphaned, found.contiguous)
-    return (_result(wants.findings, frozenset(wants.fingerprints), corpus.corpus_fingerprint, named, found.seen,
-                    len(found.documents)), orphaned or {})
+        texts = _pending_texts(rows, pending, len(findings))
+        _settle_by_text(texts, corpus, findings, named, pending, orphaned, contiguous)
+    return _result(findings, fingerprints, corpus.corpus_fingerprint, named, seen, documents), orphaned or {}
 
 
 def _wants(rows: Labels, corpus: ChunkSource) -> _Wants:
@@ -414,6 +416,7 @@ def _settle_document(texts: dict[int, str], findings: list[dict[str, Any]], name
         return
     doc_uri = document_chunks[0].doc_uri
     positions = pending[doc_uri]
+    texts = {position: texts.pop(position) for position in positions}  # the texts held are the unsettled ones'
     chunks, pieces, spaced = _texts(_in_order(document_chunks))
     rest = positions
     document = _seamless(chunks, pieces, spaced)  # cheap, when it exists: no need to avoid it

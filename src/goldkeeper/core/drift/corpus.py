@@ -176,15 +176,21 @@ _OPTIONAL_LIVE = tuple(spec.name for spec in LIVE_CHUNK if spec.kind != "id")
 _NOT_LIVE = tuple(f'"{spec.name}":'.encode() for spec in CHUNK if not spec.live)
 
 
-def keys_accounted_for(raw: bytes, payload: Mapping[str, Any]) -> bool:
+def live_keys(chunks: Sequence[Any]) -> int:
+    """How many keys decoded live chunks hold (the fields that are not None)."""
+    return len(chunks) * len(LIVE_CHUNK) - sum(list(map(attrgetter(name), chunks)).count(None) for name in _OPTIONAL_LIVE)
+
+
+def keys_accounted_for(raw: bytes, payload: Mapping[str, Any], present: int | None = None) -> bool:
     """Whether a corpus.json decoded into live chunks (which keep no other field) shows every
     key its text names, so that none was named twice (a fast decoder keeps the last value:
     a second ``"chunks": []`` would orphan every label). The text's keys are the decoded
     ones plus the fields drift does not keep, which are counted by their plain spelling; a
     null, an extra key or an escaped spelling leaves the count short, and the file to the
-    reader that decides key by key (``parse_corpus``)."""
-    chunks = payload["chunks"]
-    present = len(chunks) * len(LIVE_CHUNK) - sum(list(map(attrgetter(name), chunks)).count(None) for name in _OPTIONAL_LIVE)
+    reader that decides key by key (``parse_corpus``). ``present``: the chunks' keys
+    (``live_keys``), when a reader decoded them a block at a time."""
+    if present is None:
+        present = live_keys(payload["chunks"])
     expected = sum(name in payload for name in (*CORPUS_FINGERPRINTS, "chunks")) + present
     return keys_in_text(raw) == expected + sum(raw.count(key) for key in _NOT_LIVE)
 
