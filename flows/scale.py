@@ -3,7 +3,8 @@ partition classified by its own task, on Prefect's thread pool or on Dask throug
 (spec/scaling.md). The result is exactly the one-process result.
 
     drift_partitioned = map_shards (per source shard group) -> write_manifests
-        -> split_labels -> classify_one (per partition: findings and queue items)
+        -> split_labels (per piece of the judgments file, as many pieces as partitions)
+        -> classify_one (per partition: findings and queue items)
         -> [find_unsettled (per partition) -> classify_one again, where answers changed]
         -> merge
 
@@ -26,12 +27,12 @@ from prefect.utilities.annotations import quote
 
 from goldkeeper.core.drift import DriftResult, Found, merge_found, merge_partitions
 from goldkeeper.core.intervals import BootstrapSpec
-from goldkeeper.core.judgments import parse_judgments
 from goldkeeper.core.scoring import QueryValues, aggregate, merge_query_values
-from goldkeeper.io.files import read_bytes
+from goldkeeper.io.files import line_ranges
 from goldkeeper.io.partitioned import (
     classify_partition,
     find_in_partition,
+    join_positions,
     map_corpus,
     partition_labels,
     put_exchange,
@@ -77,13 +78,18 @@ def write_manifests(corpus_url: str, work_url: str, partitions: int, pieces: lis
 
 
 @task(**_RETRY)
-def split_labels(judgments_url: str, work_url: str, partitions: int) -> list[list[int]]:
-    return partition_labels(parse_judgments(read_bytes(judgments_url), judgments_url), work_url, partitions)
+def label_pieces(judgments_url: str, pieces: int) -> list[tuple[int, int]]:
+    return line_ranges(judgments_url, pieces)
 
 
 @task(**_RETRY)
-def classify_one(work_url: str, partition: int, elsewhere_url: str | None = None):
-    return classify_partition(work_url, partition, elsewhere_url)
+def split_labels(judgments_url: str, work_url: str, partitions: int, piece: int, span: tuple[int, int]):
+    return partition_labels(judgments_url, work_url, partitions, piece, span)
+
+
+@task(**_RETRY)
+def classify_one(work_url: str, partition: int, pieces: int, elsewhere_url: str | None = None):
+    return classify_partition(work_url, partition, elsewhere_url, pieces)
 
 
 @task(**_RETRY)
@@ -112,10 +118,12 @@ def drift_partitioned(judgments_url: str, corpus_url: str, work_url: str, partit
     groups = source_groups(corpus_url, partitions)
     mapped = [map_shards.submit(corpus_url, shards, work_url, partitions, mapper)
               for mapper, shards in enumerate(groups)]
-    labels = split_labels.submit(judgments_url, work_url, partitions)
+    spans = label_pieces(judgments_url, partitions)
+    split = [split_labels.submit(judgments_url, work_url, partitions, piece, span) for piece, span in enumerate(spans)]
     write_manifests(corpus_url, work_url, partitions, [future.result() for future in mapped])
-    positions = labels.result()
-    first = [future.result() for future in [classify_one.submit(work_url, p) for p in range(partitions)]]
+    positions = join_positions([future.result() for future in split])
+    pieces = len(spans)
+    first = [future.result() for future in [classify_one.submit(work_url, p, pieces) for p in range(partitions)]]
     results = [result for result, _, _ in first]
     queues = [items for _, items, _ in first]
     ids = set().union(*(asked[0] for _, _, asked in first))
@@ -128,7 +136,7 @@ def drift_partitioned(judgments_url: str, corpus_url: str, work_url: str, partit
         for p, (_, _, (own_ids, own_shas)) in enumerate(first):
             answers = _answers_for(found, own_ids, own_shas)
             if answers.live or answers.best:  # else nothing elsewhere changes this partition
-                again[p] = classify_one.submit(work_url, p, park(work_url, f"answers-p{p:04d}", quote(answers)))
+                again[p] = classify_one.submit(work_url, p, pieces, park(work_url, f"answers-p{p:04d}", quote(answers)))
         for p, future in again.items():
             results[p], queues[p], _ = future.result()
     total = sum(len(members) for members in positions)

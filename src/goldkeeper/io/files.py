@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import itertools
 import os
 import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -29,7 +30,9 @@ __all__ = [
     "is_local",
     "iter_blocks",
     "iter_lines",
+    "iter_range_blocks",
     "line_blocks",
+    "line_ranges",
     "local_path",
     "locked",
     "open_read",
@@ -361,6 +364,58 @@ def iter_blocks(url: str, size: int = LINES_BLOCK) -> Iterator[bytes]:
     """The file in blocks of about ``size`` bytes, each ending at a newline (except the last)."""
     with open_read(url) as handle:
         yield from line_blocks(handle, url, size)
+
+
+def line_ranges(url: str, pieces: int) -> list[tuple[int, int]]:
+    """About ``pieces`` byte ranges ``(start, stop)`` that together hold a file, each starting
+    at a line's start, so that several readers can share it; ``[(0, -1)]``, the whole input
+    read as a stream, for stdin or a compressed input (which cannot be read from the middle)."""
+    if url == "-" or pieces <= 1:
+        return [(0, -1)]
+    with _open_raw(url) as raw:
+        if _codec(raw, url) is not None:
+            return [(0, -1)]
+        size = size_of(url)
+        cuts = [0]
+        for piece in range(1, pieces):
+            at = max(size * piece // pieces, cuts[-1] + 1)
+            if at >= size:
+                break
+            raw.seek(at - 1)  # the line holding byte at - 1 ends the range
+            skipped = 0
+            while True:
+                data = raw.read(LINES_BLOCK)
+                found = data.find(b"\n")
+                if found >= 0 or not data:
+                    break
+                skipped += len(data)
+            cut = at - 1 + skipped + found + 1 if found >= 0 else size
+            if cut < size:
+                cuts.append(cut)
+        cuts.append(size)
+    return list(itertools.pairwise(cuts))
+
+
+def iter_range_blocks(url: str, start: int, stop: int, size: int = LINES_BLOCK) -> Iterator[bytes]:
+    """``iter_blocks`` of one of ``line_ranges``' ranges."""
+    if stop < 0:
+        yield from iter_blocks(url, size)
+        return
+    with _open_raw(url) as raw:
+        raw.seek(start)
+        yield from line_blocks(_Bounded(raw, stop - start), url, size)
+
+
+class _Bounded:
+    """The next ``left`` bytes of a stream."""
+
+    def __init__(self, raw: Any, left: int) -> None:
+        self.raw, self.left = raw, left
+
+    def read(self, size: int = -1) -> bytes:
+        data = self.raw.read(self.left if size < 0 else min(size, self.left))
+        self.left -= len(data)
+        return data
 
 
 def line_blocks(handle: Any, url: str, size: int) -> Iterator[bytes]:

@@ -48,13 +48,16 @@ from goldkeeper.core.drift import (
     partition_of,
     unsettled,
 )
-from goldkeeper.core.judgments import dump_judgments, parse_judgments
+from goldkeeper.core.judgments import dump_rows
 from goldkeeper.core.scoring import Qrels, QueryValues, build_qrels, query_values
 from goldkeeper.core.validation import ValidationResult, Validator
-from goldkeeper.errors import UsageError
+from goldkeeper.errors import InputError, UsageError
+from goldkeeper.io.fastjson import judgment_blocks
 from goldkeeper.io.files import (
     filesystem,
     is_local,
+    iter_blocks,
+    iter_range_blocks,
     local_path,
     open_write_atomic,
     read_bytes,
@@ -63,11 +66,12 @@ from goldkeeper.io.files import (
 )
 from goldkeeper.io.loading import load_run_prefixes, read_labels
 from goldkeeper.io.snapshots import FORMAT, MANIFEST, ShardedCorpus, _HashingWriter, open_corpus
-from goldkeeper.models.judgment import Judgment
+from goldkeeper.models.records import canonical_judgment
 
 __all__ = [
     "classify_partition",
     "find_in_partition",
+    "join_positions",
     "map_corpus",
     "partition_labels",
     "put_exchange",
@@ -90,8 +94,9 @@ def partition_dir(work_url: str, partition: int) -> str:
     return _join(work_url, "corpus", f"p{partition:04d}")
 
 
-def labels_url(work_url: str, partition: int) -> str:
-    return _join(work_url, "labels", f"p{partition:04d}.jsonl")
+def labels_url(work_url: str, partition: int, piece: int = 0) -> str:
+    """One partition's labels from one piece of the judgments file (``line_ranges``)."""
+    return _join(work_url, "labels", f"p{partition:04d}-r{piece:04d}.jsonl")
 
 
 def require_shared_storage(url: str, remote: bool) -> None:
@@ -228,22 +233,57 @@ def write_partition_manifests(corpus_url: str, work_url: str, partitions: int,
     return urls
 
 
-def partition_labels(labels: Sequence[Judgment], work_url: str, partitions: int) -> list[list[int]]:
-    """Write each partition's labels (canonical JSONL, input order kept) and return the input
-    positions of each partition's labels, which put the merged findings back in order."""
-    positions: list[list[int]] = [[] for _ in range(partitions)]
-    for position, label in enumerate(labels):
-        positions[partition_of(label.doc_uri, partitions)].append(position)
-    for partition, members in enumerate(positions):
-        with open_write_atomic(labels_url(work_url, partition)) as handle:
-            handle.write(dump_judgments(labels[i] for i in members).encode("utf-8"))  # type: ignore[attr-defined]
-    return positions
+def partition_labels(judgments_url: str, work_url: str, partitions: int, piece: int = 0,
+                     span: tuple[int, int] = (0, -1)) -> tuple[list[array], int]:
+    """Stream one piece of a judgments file (``span``, one of ``line_ranges``; the whole file
+    by default), each line checked as drift checks it, into each partition's labels file for
+    that piece (canonical JSONL, input order kept), a block at a time. Returns the positions of
+    each partition's labels within the piece, and the piece's label count: ``join_positions``
+    makes input positions of them, which put the merged findings back in order. Several pieces
+    are split at once by several tasks; an error names its line in the whole file."""
+    positions = [array("q") for _ in range(partitions)]
+    position = 0
+    source = source_name(judgments_url)
+    try:
+        with ExitStack() as stack:
+            sinks = [stack.enter_context(open_write_atomic(labels_url(work_url, p, piece))) for p in range(partitions)]
+            for block in judgment_blocks(iter_range_blocks(judgments_url, *span), source):
+                rows: list[list[dict[str, Any]]] = [[] for _ in range(partitions)]
+                for row in block:
+                    partition = partition_of(row["doc_uri"], partitions)
+                    positions[partition].append(position)
+                    rows[partition].append(canonical_judgment(row))
+                    position += 1
+                for sink, held in zip(sinks, rows):
+                    for data in dump_rows(held):
+                        sink.write(data)  # type: ignore[attr-defined]
+    except InputError as error:
+        if span[0] <= 0 or error.line is None or error.source != source:
+            raise
+        before = sum(block.count(b"\n") for block in iter_range_blocks(judgments_url, 0, span[0]))
+        raise InputError(error.source, error.problem, line=error.line + before, field=error.field,
+                         found=error.found, hint=error.hint) from None
+    return positions, position
 
 
-def _partition(work_url: str, partition: int) -> tuple[list[Judgment], ShardedCorpus]:
-    url = labels_url(work_url, partition)
-    return (parse_judgments(read_bytes(url), url) if size_of(url) else [],  # a partition may hold no label
-            ShardedCorpus(_join(partition_dir(work_url, partition), MANIFEST), checked=True))
+def join_positions(pieces: Sequence[tuple[Sequence[array], int]]) -> list[list[int]]:
+    """Each partition's input positions, from ``partition_labels``' results for the pieces in
+    file order."""
+    offsets = [0]
+    for _, count in pieces:
+        offsets.append(offsets[-1] + count)
+    partitions = len(pieces[0][0]) if pieces else 0
+    return [[offset + at for (held, _), offset in zip(pieces, offsets) for at in held[partition]]
+            for partition in range(partitions)]
+
+
+def _partition(work_url: str, partition: int, pieces: int = 1) -> tuple[list[dict[str, Any]], ShardedCorpus]:
+    labels: list[dict[str, Any]] = []
+    for piece in range(pieces):
+        url = labels_url(work_url, partition, piece)
+        if size_of(url):  # a partition may hold no label of a piece
+            labels.extend(row for block in judgment_blocks(iter_blocks(url), source_name(url)) for row in block)
+    return labels, ShardedCorpus(_join(partition_dir(work_url, partition), MANIFEST), checked=True)
 
 
 def _pickled_url(work_url: str, name: str) -> str:
@@ -265,13 +305,13 @@ def _get_exchange(url: str) -> Any:
     return pickle.loads(read_bytes(url))
 
 
-def classify_partition(work_url: str, partition: int, elsewhere_url: str | None = None
+def classify_partition(work_url: str, partition: int, elsewhere_url: str | None = None, pieces: int = 1,
                        ) -> tuple[DriftResult, list[dict[str, Any]], tuple[set[str], set[str]]]:
     """Classify one partition's labels against its chunks (with what other partitions found
     for it, on the second round: ``elsewhere_url`` from ``put_exchange``); its re-judgment
     queue items (candidates from its own documents, or the named chunks); and the ids and
     hashes of its labels still unsettled."""
-    labels, corpus = _partition(work_url, partition)
+    labels, corpus = _partition(work_url, partition, pieces)
     elsewhere = _get_exchange(elsewhere_url) if elsewhere_url else None
     result, queue = classify_and_queue(labels, corpus, elsewhere=elsewhere)
     return result, queue, unsettled(labels, result)
