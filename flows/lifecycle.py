@@ -30,10 +30,11 @@ from prefect import flow, get_run_logger, task
 from prefect.artifacts import create_markdown_artifact, create_progress_artifact, update_progress_artifact
 from prefect.states import State
 
-from goldkeeper.core.drift import classify, fix, rejudgment_queue
-from goldkeeper.core.judgments import dump_judgments, parse_judgments
+from goldkeeper.core.drift import classify, fixed_rows, rejudgment_queue
+from goldkeeper.core.judgments import dump_rows
 from goldkeeper.dashboard import drift_markdown
 from goldkeeper.errors import GoldkeeperError
+from goldkeeper.io.loading import judgment_rows_of
 from goldkeeper.io.partitioned import remove_work, stage_judgments
 from goldkeeper.io.snapshots import open_corpus
 from goldkeeper.io.storage import (
@@ -126,8 +127,8 @@ def check_drift(labels, corpus):
 
 
 @task(timeout_seconds=900)
-def fix_recoverable(labels, result):
-    return fix(labels, result)
+def fix_recoverable(labels, result) -> bytes:
+    return b"".join(dump_rows(fixed_rows(labels, result)))
 
 
 @task(retry_condition_fn=retry_faults, retries=3, retry_delay_seconds=[1, 5, 20], timeout_seconds=300)
@@ -201,17 +202,17 @@ def on_reindex(
     run_urls, k, gates = _configured(config, run_urls, k, gates)
     stamp = _now()
     data, sha = read_judgments(storage_url, suite)
-    labels = parse_judgments(data, current_judgments_url(storage_url, suite))
+    labels = judgment_rows_of(data, current_judgments_url(storage_url, suite))
     if partitions > 0:
         result, items = _partitioned_drift(storage_url, suite, data, corpus_url, partitions, cluster, workers)
     else:
         corpus = read_corpus(corpus_url)
         result = check_drift(labels, corpus)
         items = open_rejudgment_queue(labels, result, corpus)
-    fixed, moved = fix_recoverable(labels, result)
+    moved = result.summary["re_anchorable"] + result.summary["merged"]  # every one of them moves
     version = None
     if moved:
-        version, _ = write_version(storage_url, suite, dump_judgments(fixed).encode("utf-8"), sha)
+        version, _ = write_version(storage_url, suite, fix_recoverable(labels, result), sha)
     queue_url = publish_rejudgment_queue(storage_url, suite, items, stamp)
     if config is not None and config.corpus_url != corpus_url:
         record_corpus(storage_url, config, corpus_url)

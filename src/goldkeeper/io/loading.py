@@ -161,6 +161,11 @@ def validate_url(url: str) -> ValidationResult:
     return validator.result()
 
 
+def judgment_rows_of(data: bytes, source: str) -> list[dict[str, Any]]:
+    """The checked label rows of a judgments JSONL file's bytes (drift's reader, no models)."""
+    return [row for block in judgment_blocks(_whole_lines(data), source) for row in block]
+
+
 def _whole_lines(data: bytes, size: int = 64 << 10) -> Iterator[bytes]:
     """Whole lines, about ``size`` bytes at a time."""
     start, total = 0, len(data)
