@@ -72,14 +72,16 @@ def sample():
 threading.Thread(target=sample, daemon=True).start()
 start = time.perf_counter()
 flow = drift_partitioned.with_options(task_runner=task_runner("local", int(sys.argv[5])))
-result, queue = flow(sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), return_state=False)
+result = flow(sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), return_state=False)
 seconds = time.perf_counter() - start
+driver_peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # before the digest reads the outputs
 done.set()
 digest = hashlib.sha256()
-for row in [*result.findings, *queue]:
-    digest.update(json.dumps(row, sort_keys=True).encode())
+for kind in ("findings", "queue"):  # streamed from the merged files, as the one process's are hashed
+    for row in result.rows(kind):
+        digest.update(json.dumps(row, sort_keys=True).encode())
 print(json.dumps({"seconds": seconds, "digest": digest.hexdigest(), "summary": result.summary,
-                  "driver_peak_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+                  "driver_peak_mib": driver_peak,
                   "worker_peaks_mib": sorted(v / 2**20 for v in peaks.values())}))
 """
 

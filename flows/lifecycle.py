@@ -34,6 +34,7 @@ from goldkeeper.core.drift import classify, fixed_rows, rejudgment_queue
 from goldkeeper.core.judgments import dump_rows
 from goldkeeper.dashboard import drift_markdown
 from goldkeeper.errors import GoldkeeperError
+from goldkeeper.io.files import read_bytes
 from goldkeeper.io.loading import judgment_rows_of
 from goldkeeper.io.partitioned import remove_work, stage_judgments
 from goldkeeper.io.snapshots import open_corpus
@@ -157,15 +158,18 @@ def clean_work(work_url: str) -> None:
 
 
 def _partitioned_drift(storage_url: str, suite: str, data: bytes, corpus_url: str, partitions: int,
-                       cluster: str | None, workers: int):
+                       cluster: str | None, workers: int) -> tuple[dict[str, Any], list[dict[str, Any]], bytes]:
+    """Partitioned drift's summary, queue items and fixed judgments (read from the run's work
+    directory before it is removed)."""
     from goldkeeper.flows.scale import drift_partitioned, task_runner
 
     work_url = f"{storage_url.rstrip('/')}/work/{suite_slug(suite)}/{uuid.uuid4().hex[:12]}"
     staged = stage_labels(work_url, data)
-    result, items = drift_partitioned.with_options(task_runner=task_runner(cluster, workers))(
+    outcome = drift_partitioned.with_options(task_runner=task_runner(cluster, workers))(
         staged, corpus_url, work_url, partitions, remote=cluster not in (None, "local"))
+    items, fixed = list(outcome.rows("queue")), read_bytes(outcome.urls["fixed"])
     clean_work(work_url)
-    return result, items
+    return outcome.summary, items, fixed
 
 
 @flow(name="goldkeeper-on-reindex", log_prints=True)
@@ -202,21 +206,23 @@ def on_reindex(
     run_urls, k, gates = _configured(config, run_urls, k, gates)
     stamp = _now()
     data, sha = read_judgments(storage_url, suite)
-    labels = judgment_rows_of(data, current_judgments_url(storage_url, suite))
     if partitions > 0:
-        result, items = _partitioned_drift(storage_url, suite, data, corpus_url, partitions, cluster, workers)
+        summary, items, fixed = _partitioned_drift(storage_url, suite, data, corpus_url, partitions, cluster, workers)
     else:
+        labels = judgment_rows_of(data, current_judgments_url(storage_url, suite))
         corpus = read_corpus(corpus_url)
         result = check_drift(labels, corpus)
         items = open_rejudgment_queue(labels, result, corpus)
-    moved = result.summary["re_anchorable"] + result.summary["merged"]  # every one of them moves
+        summary = result.summary
+    moved = summary["re_anchorable"] + summary["merged"]  # every one of them moves
     version = None
     if moved:
-        version, _ = write_version(storage_url, suite, fix_recoverable(labels, result), sha)
+        if partitions <= 0:
+            fixed = fix_recoverable(labels, result)
+        version, _ = write_version(storage_url, suite, fixed, sha)
     queue_url = publish_rejudgment_queue(storage_url, suite, items, stamp)
     if config is not None and config.corpus_url != corpus_url:
         record_corpus(storage_url, config, corpus_url)
-    summary = result.summary
     queued = sum(1 for item in items if item.get("action") == "rejudge")
     show_drift(suite, summary, moved, queued, version, queue_url)
     signal_lifecycle(suite, summary, moved, queued, version, queue_url)

@@ -25,15 +25,18 @@ from prefect.cache_policies import NO_CACHE
 from prefect.task_runners import ThreadPoolTaskRunner
 from prefect.utilities.annotations import quote
 
-from goldkeeper.core.drift import DriftResult, Found, merge_found, merge_partitions
+from goldkeeper.core.drift import Found, merge_found
 from goldkeeper.core.intervals import BootstrapSpec
 from goldkeeper.core.scoring import QueryValues, aggregate, merge_query_values
 from goldkeeper.io.files import line_ranges
 from goldkeeper.io.partitioned import (
+    OUTPUTS,
+    PartitionedDrift,
     classify_partition,
     find_in_partition,
-    join_positions,
     map_corpus,
+    merge_counts,
+    merge_outputs,
     partition_labels,
     put_exchange,
     require_shared_storage,
@@ -88,8 +91,8 @@ def split_labels(judgments_url: str, work_url: str, partitions: int, piece: int,
 
 
 @task(**_RETRY)
-def classify_one(work_url: str, partition: int, pieces: int, elsewhere_url: str | None = None):
-    return classify_partition(work_url, partition, elsewhere_url, pieces)
+def classify_one(work_url: str, partition: int, counts: list[int], elsewhere_url: str | None = None):
+    return classify_partition(work_url, partition, counts, elsewhere_url)
 
 
 @task(**_RETRY)
@@ -106,11 +109,17 @@ def _answers_for(found: Found, ids: set[str], shas: set[str]) -> Found:
     return Found(found.live & ids, {sha: chunk for sha, chunk in found.best.items() if sha in shas})
 
 
+@task(**_RETRY)
+def merge_output(work_url: str, kind: str, partitions: int) -> str:
+    return merge_outputs(work_url, kind, partitions)
+
+
 @flow(name="goldkeeper-drift-partitioned", log_prints=True)
 def drift_partitioned(judgments_url: str, corpus_url: str, work_url: str, partitions: int = 8,
-                      remote: bool = False) -> tuple[DriftResult, list[dict[str, Any]]]:
-    """Classify and queue ``judgments_url`` against ``corpus_url`` in ``partitions`` parts.
-    Returns the merged result (findings in input order) and the re-judgment queue."""
+                      remote: bool = False) -> PartitionedDrift:
+    """Classify, queue and fix ``judgments_url`` against ``corpus_url`` in ``partitions``
+    parts. Each partition writes its outputs to ``work_url``; they are merged in input order
+    there, a line at a time: the flow process holds counts, never the findings."""
     if partitions < 1:
         raise ValueError(f"partitions: must be at least 1, got {partitions}")
     for url in (judgments_url, corpus_url, work_url):
@@ -121,35 +130,29 @@ def drift_partitioned(judgments_url: str, corpus_url: str, work_url: str, partit
     spans = label_pieces(judgments_url, partitions)
     split = [split_labels.submit(judgments_url, work_url, partitions, piece, span) for piece, span in enumerate(spans)]
     write_manifests(corpus_url, work_url, partitions, [future.result() for future in mapped])
-    positions = join_positions([future.result() for future in split])
-    pieces = len(spans)
-    first = [future.result() for future in [classify_one.submit(work_url, p, pieces) for p in range(partitions)]]
-    results = [result for result, _, _ in first]
-    queues = [items for _, items, _ in first]
-    ids = set().union(*(asked[0] for _, _, asked in first))
-    shas = set().union(*(asked[1] for _, _, asked in first))
+    counts = [future.result() for future in split]
+    first = [future.result() for future in [classify_one.submit(work_url, p, counts) for p in range(partitions)]]
+    parts = [part for part, _ in first]
+    ids = set().union(*(asked[0] for _, asked in first))
+    shas = set().union(*(asked[1] for _, asked in first))
     if ids or shas:
         asks_url = park(work_url, "asks", quote((ids, shas)))
         found = merge_found(future.result() for future in
                             [find_unsettled.submit(work_url, p, asks_url) for p in range(partitions)])
         again = {}
-        for p, (_, _, (own_ids, own_shas)) in enumerate(first):
+        for p, (_, (own_ids, own_shas)) in enumerate(first):
             answers = _answers_for(found, own_ids, own_shas)
             if answers.live or answers.best:  # else nothing elsewhere changes this partition
-                again[p] = classify_one.submit(work_url, p, pieces, park(work_url, f"answers-p{p:04d}", quote(answers)))
+                again[p] = classify_one.submit(work_url, p, counts, park(work_url, f"answers-p{p:04d}", quote(answers)))
         for p, future in again.items():
-            results[p], queues[p], _ = future.result()
-    total = sum(len(members) for members in positions)
-    merged = merge_partitions(zip(positions, results), total, open_corpus(corpus_url).corpus_fingerprint)
-    queue: list[dict[str, Any] | None] = [None] * total
-    for members, result, items in zip(positions, results, queues):
-        # Queue items follow their labels: place each partition's items at its labels' positions.
-        flagged = [position for position, finding in zip(members, result.findings)
-                   if finding["status"] in ("SPLIT", "ORPHANED", "MERGED")]
-        for position, item in zip(flagged, items, strict=True):
-            queue[position] = item
-    print(f"drift over {partitions} partitions: {merged.summary}")
-    return merged, [item for item in queue if item is not None]
+            parts[p], _ = future.result()
+    urls = {kind: future.result() for kind, future in
+            [(kind, merge_output.submit(work_url, kind, partitions)) for kind in OUTPUTS]}
+    whole = merge_counts(parts)
+    print(f"drift over {partitions} partitions: {whole['summary']}")
+    return PartitionedDrift(whole["summary"], whole["labels"], whole["judgments_fingerprint"],
+                            open_corpus(corpus_url).corpus_fingerprint, whole["corpus_chunks"],
+                            whole["corpus_documents"], urls)
 
 
 @task(**_RETRY)

@@ -11,6 +11,7 @@ import pytest
 
 import goldkeeper
 from goldkeeper.core.drift import classify, fix, partition_of, rejudgment_queue
+from goldkeeper.io.files import read_bytes
 from goldkeeper.io.snapshots import open_corpus, write_sharded_snapshot
 from tests.flows.conftest import finished
 
@@ -87,33 +88,33 @@ def case(tmp_path_factory):
     return root, judgments, snapshot, labels, one, rejudgment_queue(labels, one, corpus)
 
 
-def _same(case, merged, queue):
+def _same(case, merged):
+    """The partitioned outputs, read back from the merged files, are the one-process ones."""
     _, _, _, labels, one, one_queue = case
-    assert merged.findings == one.findings
-    assert merged.summary == one.summary
-    assert merged.chunks.keys() == one.chunks.keys()
+    assert list(merged.rows("findings")) == one.findings
+    assert merged.summary == one.summary and merged.labels == len(one.findings)
     assert (merged.corpus_chunks, merged.corpus_documents) == (one.corpus_chunks, one.corpus_documents)
     assert merged.judgments_fingerprint == one.judgments_fingerprint
-    assert goldkeeper.dump_judgments(fix(labels, merged)[0]) == goldkeeper.dump_judgments(fix(labels, one)[0])
-    assert queue == one_queue
+    assert read_bytes(merged.urls["fixed"]).decode() == goldkeeper.dump_judgments(fix(labels, one)[0])
+    assert list(merged.rows("queue")) == one_queue
 
 
 def test_threads_give_the_one_process_result(prefect_server, case, tmp_path):
     from goldkeeper.flows.scale import drift_partitioned, task_runner
 
     _, judgments, snapshot, *_ = case
-    merged, queue = drift_partitioned.with_options(task_runner=task_runner(None, 2))(
+    merged = drift_partitioned.with_options(task_runner=task_runner(None, 2))(
         str(judgments), str(snapshot), str(tmp_path / "work"), PARTITIONS)
-    _same(case, merged, queue)
+    _same(case, merged)
 
 
 def test_a_dask_local_cluster_gives_the_one_process_result(prefect_server, case, tmp_path):
     from goldkeeper.flows.scale import drift_partitioned, task_runner
 
     _, judgments, snapshot, *_ = case
-    merged, queue = drift_partitioned.with_options(task_runner=task_runner("local", 2))(
+    merged = drift_partitioned.with_options(task_runner=task_runner("local", 2))(
         str(judgments), str(snapshot), str(tmp_path / "work"), PARTITIONS)
-    _same(case, merged, queue)
+    _same(case, merged)
 
 
 def test_a_remote_cluster_refuses_local_storage(prefect_server, case, tmp_path):
@@ -177,9 +178,9 @@ def test_a_worker_killed_mid_run_is_retried_and_the_result_is_unchanged(prefect_
         thread.join(600)
         assert killed, "the partitions were classified before a worker could be killed"
         assert "error" not in out, out.get("error")
-        merged, queue = out["result"]
-        assert merged.findings == one.findings
-        assert queue == rejudgment_queue(labels, one, corpus)
+        merged = out["result"]
+        assert list(merged.rows("findings")) == one.findings
+        assert list(merged.rows("queue")) == rejudgment_queue(labels, one, corpus)
         runs = client.read_task_runs(task_run_filter=TaskRunFilter(name=TaskRunFilterName(like_="classify_one")))
         # A partition that was running on a killed worker ran again: its history enters
         # Running twice (Dask re-ran the task run; Prefect's engine recorded it again).
@@ -262,11 +263,11 @@ def test_the_real_document_case_partitioned_on_dask_gives_the_one_process_result
          "text_sha": c.text_sha, "start_index": c.start_index} for c in live]}))
     parsed = goldkeeper.parse_judgments(judgments.read_bytes())
     one = classify(parsed, Corpus(live, new_fp, new_fp))
-    merged, queue = drift_partitioned.with_options(task_runner=task_runner("local", 2))(
+    merged = drift_partitioned.with_options(task_runner=task_runner("local", 2))(
         str(judgments), str(corpus), str(tmp_path / "work"), 6)
-    assert len(merged.findings) == len(labels) > 1000
-    assert merged.findings == one.findings
-    assert queue == rejudgment_queue(parsed, one, Corpus(live, new_fp, new_fp))
+    assert merged.labels == len(labels) > 1000
+    assert list(merged.rows("findings")) == one.findings
+    assert list(merged.rows("queue")) == rejudgment_queue(parsed, one, Corpus(live, new_fp, new_fp))
 
 
 def test_partitions_on_s3_with_dask_workers(prefect_server, case, s3, tmp_path):
@@ -280,9 +281,9 @@ def test_partitions_on_s3_with_dask_workers(prefect_server, case, s3, tmp_path):
     fs = fsspec.filesystem("s3")
     fs.put(str(judgments), f"{s3}/scale/judgments.jsonl")
     fs.put(str(snapshot), f"{s3}/scale/snapshot", recursive=True)
-    merged, queue = drift_partitioned.with_options(task_runner=task_runner("local", 2))(
+    merged = drift_partitioned.with_options(task_runner=task_runner("local", 2))(
         f"{s3}/scale/judgments.jsonl", f"{s3}/scale/snapshot", f"{s3}/scale/work", PARTITIONS, remote=True)
-    _same(case, merged, queue)
+    _same(case, merged)
     assert fs.exists(f"{s3}/scale/work/corpus/p0000/manifest.json")
 
 

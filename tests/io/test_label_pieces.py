@@ -12,7 +12,7 @@ import pytest
 
 from goldkeeper.errors import InputError
 from goldkeeper.io.files import iter_range_blocks, line_ranges, read_bytes
-from goldkeeper.io.partitioned import join_positions, labels_url, partition_labels
+from goldkeeper.io.partitioned import labels_url, partition_labels, partition_positions
 
 
 @pytest.mark.parametrize("seed", range(40))
@@ -43,12 +43,13 @@ def _labels(count: int) -> list[dict]:
 def test_pieces_split_as_one_reader_of_the_whole_file(tmp_path):
     path = tmp_path / "judgments.jsonl"
     path.write_text("".join(json.dumps(row) + "\n" for row in _labels(500)))
-    whole = join_positions([partition_labels(str(path), str(tmp_path / "whole"), 4)])
+    counts = [partition_labels(str(path), str(tmp_path / "whole"), 4)]
+    whole = [list(partition_positions(str(tmp_path / "whole"), p, counts)) for p in range(4)]
     spans = line_ranges(str(path), 5)
     assert len(spans) == 5
-    pieces = join_positions([partition_labels(str(path), str(tmp_path / "pieces"), 4, piece, span)
-                             for piece, span in enumerate(spans)])
-    assert pieces == whole and sorted(sum(whole, [])) == list(range(500))
+    counts = [partition_labels(str(path), str(tmp_path / "pieces"), 4, piece, span) for piece, span in enumerate(spans)]
+    pieces = [list(partition_positions(str(tmp_path / "pieces"), p, counts)) for p in range(4)]
+    assert pieces == whole and sorted(at for held in whole for at in held) == list(range(500))
     for partition in range(4):
         joined = b"".join(read_bytes(labels_url(str(tmp_path / "pieces"), partition, piece)) for piece in range(5))
         assert joined == read_bytes(labels_url(str(tmp_path / "whole"), partition))

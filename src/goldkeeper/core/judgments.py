@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 import unicodedata
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from goldkeeper.core.jsonl import decode_jsonl, keys_in_text, keys_in_value, nests_deeply, split_lines
@@ -243,6 +243,11 @@ def dump_judgments(judgments: Iterable[Judgment]) -> str:
     return "".join(judgment_line(j) + "\n" for j in judgments)
 
 
+def row_line(row: Mapping[str, Any]) -> bytes:
+    """One JSONL line of a row as goldkeeper writes rows (compact, UTF-8), with its newline."""
+    return json.dumps(row, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n"
+
+
 def dump_rows(rows: Iterable[dict[str, Any]], block: int = 1 << 20) -> Iterator[bytes]:
     """``dump_judgments``' bytes from canonical label rows (``canonical_judgment``'s), about
     ``block`` bytes at a time as the rows come: a writer holds one block, no models, no
@@ -250,7 +255,7 @@ def dump_rows(rows: Iterable[dict[str, Any]], block: int = 1 << 20) -> Iterator[
     lines: list[bytes] = []
     size = 0
     for row in rows:
-        line = json.dumps(row, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n"
+        line = row_line(row)
         lines.append(line)
         size += len(line)
         if size >= block:

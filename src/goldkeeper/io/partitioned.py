@@ -25,12 +25,14 @@ intervals on the merged vectors, exactly as one process does.
 from __future__ import annotations
 
 import hashlib
+import heapq
 import io
 import json
 import pickle
 from array import array
 from collections.abc import Iterator, Sequence
 from contextlib import ExitStack
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -39,16 +41,16 @@ from pydantic_core import from_json
 
 from goldkeeper.core.drift import (
     Corpus,
-    DriftResult,
     Found,
     LiveChunk,
     chunk_from_dict,
     classify_and_queue,
     find,
+    fixed_rows,
     partition_of,
     unsettled,
 )
-from goldkeeper.core.judgments import dump_rows
+from goldkeeper.core.judgments import dump_rows, row_line
 from goldkeeper.core.scoring import Qrels, QueryValues, build_qrels, query_values
 from goldkeeper.core.validation import ValidationResult, Validator
 from goldkeeper.errors import InputError, UsageError
@@ -59,6 +61,7 @@ from goldkeeper.io.files import (
     iter_blocks,
     iter_range_blocks,
     local_path,
+    open_read,
     open_write_atomic,
     read_bytes,
     size_of,
@@ -69,11 +72,17 @@ from goldkeeper.io.snapshots import FORMAT, MANIFEST, ShardedCorpus, _HashingWri
 from goldkeeper.models.records import canonical_judgment
 
 __all__ = [
+    "OUTPUTS",
+    "PartitionedDrift",
     "classify_partition",
     "find_in_partition",
-    "join_positions",
     "map_corpus",
+    "merge_counts",
+    "merge_outputs",
+    "output_url",
     "partition_labels",
+    "partition_positions",
+    "positions_url",
     "put_exchange",
     "remove_work",
     "require_shared_storage",
@@ -233,14 +242,20 @@ def write_partition_manifests(corpus_url: str, work_url: str, partitions: int,
     return urls
 
 
+def positions_url(work_url: str, partition: int, piece: int = 0) -> str:
+    """The positions, within its piece, of one partition's labels from one piece."""
+    return _join(work_url, "labels", f"p{partition:04d}-r{piece:04d}.positions")
+
+
 def partition_labels(judgments_url: str, work_url: str, partitions: int, piece: int = 0,
-                     span: tuple[int, int] = (0, -1)) -> tuple[list[array], int]:
+                     span: tuple[int, int] = (0, -1)) -> int:
     """Stream one piece of a judgments file (``span``, one of ``line_ranges``; the whole file
     by default), each line checked as drift checks it, into each partition's labels file for
-    that piece (canonical JSONL, input order kept), a block at a time. Returns the positions of
-    each partition's labels within the piece, and the piece's label count: ``join_positions``
-    makes input positions of them, which put the merged findings back in order. Several pieces
-    are split at once by several tasks; an error names its line in the whole file."""
+    that piece (canonical JSONL, input order kept), a block at a time, with the labels'
+    positions within the piece beside it (``positions_url``). Returns the piece's label count:
+    the pieces' counts make input positions of those (``partition_positions``), which put the
+    merged outputs in input order. Several pieces are split at once by several tasks; an error
+    names its line in the whole file."""
     positions = [array("q") for _ in range(partitions)]
     position = 0
     source = source_name(judgments_url)
@@ -263,18 +278,23 @@ def partition_labels(judgments_url: str, work_url: str, partitions: int, piece: 
         before = sum(block.count(b"\n") for block in iter_range_blocks(judgments_url, 0, span[0]))
         raise InputError(error.source, error.problem, line=error.line + before, field=error.field,
                          found=error.found, hint=error.hint) from None
-    return positions, position
+    for partition, held in enumerate(positions):
+        with open_write_atomic(positions_url(work_url, partition, piece)) as handle:
+            handle.write(held.tobytes())  # type: ignore[attr-defined]
+    return position
 
 
-def join_positions(pieces: Sequence[tuple[Sequence[array], int]]) -> list[list[int]]:
-    """Each partition's input positions, from ``partition_labels``' results for the pieces in
-    file order."""
-    offsets = [0]
-    for _, count in pieces:
-        offsets.append(offsets[-1] + count)
-    partitions = len(pieces[0][0]) if pieces else 0
-    return [[offset + at for (held, _), offset in zip(pieces, offsets) for at in held[partition]]
-            for partition in range(partitions)]
+def partition_positions(work_url: str, partition: int, counts: Sequence[int]) -> array:
+    """The input positions of one partition's labels, from the pieces' label counts (in file
+    order, ``partition_labels``' results)."""
+    out = array("q")
+    offset = 0
+    for piece, count in enumerate(counts):
+        held = array("q")
+        held.frombytes(read_bytes(positions_url(work_url, partition, piece)))
+        out.extend(at + offset for at in held)
+        offset += count
+    return out
 
 
 def _partition(work_url: str, partition: int, pieces: int = 1) -> tuple[list[dict[str, Any]], ShardedCorpus]:
@@ -284,6 +304,17 @@ def _partition(work_url: str, partition: int, pieces: int = 1) -> tuple[list[dic
         if size_of(url):  # a partition may hold no label of a piece
             labels.extend(row for block in judgment_blocks(iter_blocks(url), source_name(url)) for row in block)
     return labels, ShardedCorpus(_join(partition_dir(work_url, partition), MANIFEST), checked=True)
+
+
+#: What a partition writes for the merge, each line its label's input position, a tab, and a
+#: JSON line: every finding, the queue's items, every label as fixed (re-anchored or as it was).
+OUTPUTS = ("findings", "queue", "fixed")
+
+
+def output_url(work_url: str, kind: str, partition: int | None = None) -> str:
+    """A partition's output of one kind, or (``partition`` None) the merged one."""
+    name = f"{kind}.jsonl" if partition is None else f"{kind}-p{partition:04d}.jsonl"
+    return _join(work_url, "out" if partition is None else "parts", name)
 
 
 def _pickled_url(work_url: str, name: str) -> str:
@@ -305,16 +336,80 @@ def _get_exchange(url: str) -> Any:
     return pickle.loads(read_bytes(url))
 
 
-def classify_partition(work_url: str, partition: int, elsewhere_url: str | None = None, pieces: int = 1,
-                       ) -> tuple[DriftResult, list[dict[str, Any]], tuple[set[str], set[str]]]:
+def classify_partition(work_url: str, partition: int, counts: Sequence[int], elsewhere_url: str | None = None,
+                       ) -> tuple[dict[str, Any], tuple[set[str], set[str]]]:
     """Classify one partition's labels against its chunks (with what other partitions found
-    for it, on the second round: ``elsewhere_url`` from ``put_exchange``); its re-judgment
-    queue items (candidates from its own documents, or the named chunks); and the ids and
-    hashes of its labels still unsettled."""
-    labels, corpus = _partition(work_url, partition, pieces)
+    for it, on the second round: ``elsewhere_url`` from ``put_exchange``), and write its
+    findings, queue items (candidates from its own documents, or the named chunks) and fixed
+    labels for the merge (``OUTPUTS``). Returns its counts (``merge_counts`` sums them) and the
+    ids and hashes of its labels still unsettled: nothing that grows with its labels but those."""
+    labels, corpus = _partition(work_url, partition, len(counts))
     elsewhere = _get_exchange(elsewhere_url) if elsewhere_url else None
     result, queue = classify_and_queue(labels, corpus, elsewhere=elsewhere)
-    return result, queue, unsettled(labels, result)
+    positions = partition_positions(work_url, partition, counts)
+    flagged = [at for at, finding in zip(positions, result.findings, strict=True)
+               if finding["status"] in ("SPLIT", "ORPHANED", "MERGED")]
+    outputs = {"findings": zip(positions, result.findings), "queue": zip(flagged, queue, strict=True),
+               "fixed": zip(positions, fixed_rows(labels, result))}
+    for kind, pairs in outputs.items():
+        with open_write_atomic(output_url(work_url, kind, partition)) as handle:
+            for at, row in pairs:
+                handle.write(b"%d\t" % at + row_line(row))  # type: ignore[attr-defined]
+    counts_of = {"summary": result.summary, "fingerprints": sorted(result.fingerprints),
+                 "corpus_chunks": result.corpus_chunks, "corpus_documents": result.corpus_documents}
+    return counts_of, unsettled(labels, result)
+
+
+def merge_outputs(work_url: str, kind: str, partitions: int) -> str:
+    """The partitions' outputs of one kind, merged in input order into one JSONL file, read and
+    written a line at a time (memory: one line per partition); its URL."""
+    url = output_url(work_url, kind)
+    with ExitStack() as stack:
+        streams = [_positioned(stack.enter_context(open_read(output_url(work_url, kind, p)))) for p in range(partitions)]
+        with open_write_atomic(url) as handle:
+            for _, line in heapq.merge(*streams):
+                handle.write(line)  # type: ignore[attr-defined]
+    return url
+
+
+def _positioned(handle: Any) -> Iterator[tuple[int, bytes]]:
+    for line in handle:
+        at, _, rest = line.partition(b"\t")
+        yield int(at), rest
+
+
+@dataclass
+class PartitionedDrift:
+    """What partitioned drift gives: the summary and corpus facts, and where the merged
+    findings, queue and fixed judgments are (JSONL in input order, on the run's storage), read
+    a line at a time, never held whole by the flow."""
+
+    summary: dict[str, Any]
+    labels: int
+    judgments_fingerprint: str | None
+    corpus_fingerprint: str | None
+    corpus_chunks: int
+    corpus_documents: int
+    urls: dict[str, str]
+
+    def rows(self, kind: str) -> Iterator[dict[str, Any]]:
+        """The merged findings, queue items or fixed labels (``OUTPUTS``), one at a time."""
+        with open_read(self.urls[kind]) as handle:
+            for line in handle:
+                yield json.loads(line)
+
+
+def merge_counts(parts: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """The summary and corpus facts of the whole, from each partition's (``classify_partition``)."""
+    names = ("valid", "re_anchorable", "merged", "split", "orphaned")
+    summary = {name: sum(part["summary"][name] for part in parts) for name in names}
+    total = sum(summary.values())
+    summary["invalid_ratio"] = round((total - summary["valid"]) / total, 12) if total else 0.0
+    fingerprints = sorted({f for part in parts for f in part["fingerprints"]})
+    return {"summary": summary, "labels": total,
+            "judgments_fingerprint": fingerprints[0] if len(fingerprints) == 1 else None,
+            "corpus_chunks": sum(part["corpus_chunks"] for part in parts),
+            "corpus_documents": sum(part["corpus_documents"] for part in parts)}
 
 
 def find_in_partition(work_url: str, partition: int, asks_url: str) -> Found:
