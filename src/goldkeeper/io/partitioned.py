@@ -45,6 +45,7 @@ from goldkeeper.core.drift import (
     LiveChunk,
     chunk_from_dict,
     classify_and_queue,
+    drift_summary,
     find,
     fixed_rows,
     partition_of,
@@ -401,12 +402,10 @@ class PartitionedDrift:
 
 def merge_counts(parts: Sequence[dict[str, Any]]) -> dict[str, Any]:
     """The summary and corpus facts of the whole, from each partition's (``classify_partition``)."""
-    names = ("valid", "re_anchorable", "merged", "split", "orphaned")
-    summary = {name: sum(part["summary"][name] for part in parts) for name in names}
-    total = sum(summary.values())
-    summary["invalid_ratio"] = round((total - summary["valid"]) / total, 12) if total else 0.0
+    counts = {status: sum(part["summary"][status.lower()] for part in parts)
+              for status in ("VALID", "RE_ANCHORABLE", "MERGED", "SPLIT", "ORPHANED")}
     fingerprints = sorted({f for part in parts for f in part["fingerprints"]})
-    return {"summary": summary, "labels": total,
+    return {"summary": drift_summary(counts), "labels": sum(counts.values()),
             "judgments_fingerprint": fingerprints[0] if len(fingerprints) == 1 else None,
             "corpus_chunks": sum(part["corpus_chunks"] for part in parts),
             "corpus_documents": sum(part["corpus_documents"] for part in parts)}

@@ -29,7 +29,8 @@ pass looks across documents (a live id elsewhere, a text that moved to another d
 labels a partition could not settle in their own document (``unsettled``) are looked up in
 every partition (``find``), the answers merged (``merge_found``), and those partitions
 classified again with them (``classify(..., elsewhere=...)``), which gives exactly the
-one-process result (``merge_partitions`` restores the label order).
+one-process result (io's merge puts the outputs back in label order; ``drift_summary`` sums
+the counts).
 """
 
 from __future__ import annotations
@@ -40,9 +41,9 @@ from goldkeeper.core.drift.classification import (
     classify,
     concat_results,
     drift_counts,
+    drift_summary,
     find,
     merge_found,
-    merge_partitions,
     partition_of,
     unsettled,
 )
@@ -71,13 +72,13 @@ __all__ = [
     "classify_and_queue",
     "concat_results",
     "drift_counts",
+    "drift_summary",
     "find",
     "fix",
     "fixed_rows",
     "keys_accounted_for",
     "live_keys",
     "merge_found",
-    "merge_partitions",
     "parse_corpus",
     "partition_of",
     "queue_item_id",

@@ -1,11 +1,11 @@
 """Classification: every label's status against a live corpus (spec/drift.md), the corpus
 read at most twice, and the pieces of the partitioned form (``partition_of``, ``unsettled``,
-``find``, ``merge_found``, ``merge_partitions``)."""
+``find``, ``merge_found``, ``drift_summary``)."""
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -143,27 +143,6 @@ def merge_found(parts: Iterable[Found]) -> Found:
             if _better(chunk, merged.best.get(sha)):
                 merged.best[sha] = chunk
     return merged
-
-
-def merge_partitions(parts: Iterable[tuple[Sequence[int], DriftResult]], labels: int,
-                     corpus_fingerprint: str | None) -> DriftResult:
-    """One result from each partition's (the input positions of its labels, its result): the
-    findings back in input order, and counts summed (documents never span partitions)."""
-    findings: list[dict[str, Any] | None] = [None] * labels
-    named: dict[str, LiveChunk] = {}
-    fingerprints: frozenset[str] = frozenset()
-    chunks = documents = 0
-    for positions, result in parts:
-        for position, finding in zip(positions, result.findings, strict=True):
-            findings[position] = finding
-        named.update(result.chunks)
-        fingerprints |= result.fingerprints
-        chunks += result.corpus_chunks
-        documents += result.corpus_documents
-    missing = sum(finding is None for finding in findings)
-    if missing:
-        raise ValueError(f"merge_partitions: {missing} of {labels} labels have no finding")
-    return _result(findings, fingerprints, corpus_fingerprint, named, chunks, documents)  # type: ignore[arg-type]
 
 
 def classify(
@@ -442,20 +421,22 @@ def _settle_document(texts: dict[int, str], findings: list[dict[str, Any]], name
 
 def _result(findings: list[dict[str, Any]], fingerprints: frozenset[str], corpus_fingerprint: str | None,
             named: dict[str, LiveChunk], chunks: int, documents: int) -> DriftResult:
-    counts = dict.fromkeys(("VALID", "RE_ANCHORABLE", "MERGED", "SPLIT", "ORPHANED"), 0)
+    counts = dict.fromkeys(_STATUSES, 0)
     for finding in findings:
         counts[finding["status"]] += 1
-    total = len(findings)
-    summary = {
-        "valid": counts["VALID"],
-        "re_anchorable": counts["RE_ANCHORABLE"],
-        "merged": counts["MERGED"],
-        "split": counts["SPLIT"],
-        "orphaned": counts["ORPHANED"],
-        "invalid_ratio": round((total - counts["VALID"]) / total, 12) if total else 0.0,
-    }
-    return DriftResult(findings, summary, next(iter(fingerprints)) if len(fingerprints) == 1 else None,
+    return DriftResult(findings, drift_summary(counts), next(iter(fingerprints)) if len(fingerprints) == 1 else None,
                        corpus_fingerprint, named, chunks, documents, fingerprints)
+
+
+_STATUSES = ("VALID", "RE_ANCHORABLE", "MERGED", "SPLIT", "ORPHANED")
+
+
+def drift_summary(counts: Mapping[str, int]) -> dict[str, Any]:
+    """A result's summary from its count of labels by status (``_STATUSES``), or from several
+    summaries' counts summed (partitions)."""
+    total = sum(counts.values())
+    return {**{status.lower(): counts[status] for status in _STATUSES},
+            "invalid_ratio": round((total - counts["VALID"]) / total, 12) if total else 0.0}
 
 
 def concat_results(first: DriftResult, second: DriftResult) -> DriftResult:
