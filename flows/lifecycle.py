@@ -158,9 +158,10 @@ def clean_work(work_url: str) -> None:
 
 
 def _partitioned_drift(storage_url: str, suite: str, data: bytes, corpus_url: str, partitions: int,
-                       cluster: str | None, workers: int) -> tuple[dict[str, Any], list[dict[str, Any]], bytes]:
-    """Partitioned drift's summary, queue items and fixed judgments (read from the run's work
-    directory before it is removed)."""
+                       cluster: str | None, workers: int,
+                       ) -> tuple[dict[str, Any], list[dict[str, Any]], bytes, list[dict[str, Any]]]:
+    """Partitioned drift's summary, queue items, fixed judgments (read from the run's work
+    directory before it is removed) and document map."""
     from goldkeeper.flows.scale import drift_partitioned, task_runner
 
     work_url = f"{storage_url.rstrip('/')}/work/{suite_slug(suite)}/{uuid.uuid4().hex[:12]}"
@@ -169,7 +170,7 @@ def _partitioned_drift(storage_url: str, suite: str, data: bytes, corpus_url: st
         staged, corpus_url, work_url, partitions, remote=cluster not in (None, "local"))
     items, fixed = list(outcome.rows("queue")), read_bytes(outcome.urls["fixed"])
     clean_work(work_url)
-    return outcome.summary, items, fixed
+    return outcome.summary, items, fixed, outcome.documents
 
 
 @flow(name="goldkeeper-on-reindex", log_prints=True)
@@ -207,13 +208,14 @@ def on_reindex(
     stamp = _now()
     data, sha = read_judgments(storage_url, suite)
     if partitions > 0:
-        summary, items, fixed = _partitioned_drift(storage_url, suite, data, corpus_url, partitions, cluster, workers)
+        summary, items, fixed, documents = _partitioned_drift(storage_url, suite, data, corpus_url, partitions,
+                                                              cluster, workers)
     else:
         labels = judgment_rows_of(data, current_judgments_url(storage_url, suite))
         corpus = read_corpus(corpus_url)
         result = check_drift(labels, corpus)
         items = open_rejudgment_queue(labels, result, corpus)
-        summary = result.summary
+        summary, documents = result.summary, result.documents
     moved = summary["re_anchorable"] + summary["merged"]  # every one of them moves
     version = None
     if moved:
@@ -224,7 +226,7 @@ def on_reindex(
     if config is not None and config.corpus_url != corpus_url:
         record_corpus(storage_url, config, corpus_url)
     queued = sum(1 for item in items if item.get("action") == "rejudge")
-    show_drift(suite, summary, moved, queued, version, queue_url)
+    show_drift(suite, summary, moved, queued, version, queue_url, documents)
     signal_lifecycle(suite, summary, moved, queued, version, queue_url)
     if not run_urls:
         get_run_logger().warning(f"{suite}: no run to score (configure them: goldkeeper suite set {suite} --run URL)")
@@ -285,9 +287,9 @@ def evaluation_suite(suite: str, run_url: str, run_urls: list[str]) -> str:
 
 @task(timeout_seconds=60)
 def show_drift(suite: str, summary: dict[str, Any], moved: int, queued: int, version: str | None,
-               queue_url: str | None) -> None:
+               queue_url: str | None, documents: list[dict[str, Any]]) -> None:
     create_markdown_artifact(key=f"goldkeeper-{suite_slug(suite)}-drift",
-                             markdown=drift_markdown(suite, summary, moved, queued, version, queue_url),
+                             markdown=drift_markdown(suite, summary, moved, queued, version, queue_url, documents),
                              description=f"{suite}: drift after re-index")
 
 

@@ -106,7 +106,8 @@ def find_unsettled(work_url: str, partition: int, asks_url: str) -> Found:
 
 
 def _answers_for(found: Found, ids: set[str], shas: set[str]) -> Found:
-    return Found(found.live & ids, {sha: chunk for sha, chunk in found.best.items() if sha in shas})
+    return Found(found.live & ids, {sha: chunk for sha, chunk in found.best.items() if sha in shas},
+                 {sha: hits for sha, hits in found.moved.items() if sha in shas})
 
 
 @task(**_RETRY)
@@ -135,14 +136,15 @@ def drift_partitioned(judgments_url: str, corpus_url: str, work_url: str, partit
     parts = [part for part, _ in first]
     ids = set().union(*(asked[0] for _, asked in first))
     shas = set().union(*(asked[1] for _, asked in first))
+    texts = {sha: text for _, asked in first for sha, text in asked[2].items()}
     if ids or shas:
-        asks_url = park(work_url, "asks", quote((ids, shas)))
+        asks_url = park(work_url, "asks", quote((ids, shas, texts)))
         found = merge_found(future.result() for future in
                             [find_unsettled.submit(work_url, p, asks_url) for p in range(partitions)])
         again = {}
-        for p, (_, (own_ids, own_shas)) in enumerate(first):
+        for p, (_, (own_ids, own_shas, _)) in enumerate(first):
             answers = _answers_for(found, own_ids, own_shas)
-            if answers.live or answers.best:  # else nothing elsewhere changes this partition
+            if answers.live or answers.best or answers.moved:  # else nothing elsewhere changes this partition
                 again[p] = classify_one.submit(work_url, p, counts, park(work_url, f"answers-p{p:04d}", quote(answers)))
         for p, future in again.items():
             parts[p], _ = future.result()
@@ -152,7 +154,7 @@ def drift_partitioned(judgments_url: str, corpus_url: str, work_url: str, partit
     print(f"drift over {partitions} partitions: {whole['summary']}")
     return PartitionedDrift(whole["summary"], whole["labels"], whole["judgments_fingerprint"],
                             open_corpus(corpus_url).corpus_fingerprint, whole["corpus_chunks"],
-                            whole["corpus_documents"], urls)
+                            whole["corpus_documents"], urls, whole["documents"])
 
 
 @task(**_RETRY)

@@ -99,8 +99,10 @@ def _table(header: Sequence[str], rows: Sequence[Sequence[str]], right: Sequence
 
 
 def drift_markdown(suite: str, summary: Mapping[str, Any], reanchored: int, queued: int,
-                   version: str | None, queue_location: str | None) -> str:
-    """The drift after a re-index, before and after the fix, in words."""
+                   version: str | None, queue_location: str | None,
+                   documents: Sequence[Mapping[str, Any]] = ()) -> str:
+    """The drift after a re-index, before and after the fix, in words; and the pages that
+    moved (``documents``: the document map), page by page."""
     total = sum(summary[name] for name in ("valid", "re_anchorable", "merged", "split", "orphaned"))
     after_valid = summary["valid"] + reanchored
     rows = [
@@ -120,8 +122,38 @@ def drift_markdown(suite: str, summary: Mapping[str, Any], reanchored: int, queu
              "",
              f"Labels that no longer match the live corpus: {summary['invalid_ratio']:.1%} before the fix, "
              f"{(stale_after / total if total else 0):.1%} after.", ""]
+    lines += document_moves(documents)
     lines += _next_steps(suite, queued, queue_location, [], None)
     return "\n".join(lines).rstrip("\n") + "\n"
+
+
+#: Pages of the document map shown in an artifact; the rest are counted.
+_MOVES_SHOWN = 25
+
+
+def document_moves(documents: Sequence[Mapping[str, Any]]) -> list[str]:
+    """The document map as a reader takes it in: each page that is gone but whose labels'
+    texts live on, and where (most labels first), then how many pages are gone for good."""
+    found = [entry for entry in documents if entry["found_in"]]
+    gone = len(documents) - len(found)
+    if not documents:
+        return []
+    lines = ["#### Pages that moved", ""]
+    if found:
+        found.sort(key=lambda entry: (-entry["labels"], entry["doc_uri"]))
+        rows = [(f"`{entry['doc_uri']}`",
+                 ("became " if "moved_to" in entry else "in part: ")
+                 + ", ".join(f"`{uri}` ({count})" for uri, count in entry["found_in"].items()),
+                 f"{sum(entry['found_in'].values())} of {entry['labels']}") for entry in found[:_MOVES_SHOWN]]
+        lines += ["A page that is gone whose labelled texts live on in other pages; its labels followed them "
+                  "(MERGED or SPLIT across documents) and count where their text is now.", "",
+                  *_table(["page before", "where its text is now (labels)", "labels found"], rows, [False, False, True]),
+                  ""]
+        if len(found) > _MOVES_SHOWN:
+            lines += [f"and {len(found) - _MOVES_SHOWN} more pages (all of them in the drift JSON's `documents`).", ""]
+    if gone:
+        lines += [f"{gone} labelled page(s) are gone, with no live page holding their labels' text.", ""]
+    return lines
 
 
 _MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]<>()#+!|~-])")

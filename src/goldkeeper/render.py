@@ -299,6 +299,9 @@ def resolution_line(n: int) -> str:
             f"per-query differences of sd 0.3 needs {needed:,} queries (`goldkeeper power` for the ladders).")
 
 
+_MOVES_SHOWN = 10
+
+
 def print_drift(result, labels: int, console: Console | None = None) -> None:
     """Counts by status, the headline ratio, and what can be done about it."""
     from rich.console import Console
@@ -325,6 +328,13 @@ def print_drift(result, labels: int, console: Console | None = None) -> None:
                            style="bold"))
     else:
         console.print(Text("every label still points at the text it was written for", style="green"))
+    moved = [entry for entry in result.documents if entry["found_in"]]
+    for entry in moved[:_MOVES_SHOWN]:
+        where = ", ".join(f"{uri} ({count})" for uri, count in entry["found_in"].items())
+        console.print(f"page {entry['doc_uri']} {'became' if 'moved_to' in entry else 'lives on in part in'} {where}; "
+                      f"{sum(entry['found_in'].values())} of its {entry['labels']} label(s) followed their text")
+    if len(moved) > _MOVES_SHOWN:
+        console.print(f"and {len(moved) - _MOVES_SHOWN} more moved page(s): see --format json's documents")
 
 
 def drift_next(summary: dict[str, Any], judgments: str, corpus: str, *, fixed: bool, queue: str | None) -> list[str]:

@@ -305,6 +305,7 @@ def test_drift_api(case):
     assert {f["query_id"]: f["reanchor_to"] for f in result.findings if "reanchor_to" in f} == expected["reanchor"]
     assert {f["query_id"]: f["split_into"] for f in result.findings if "split_into" in f} == expected.get("split_into", {})
     assert _flags(result.findings, expected) == expected.get("flags", {})
+    assert result.documents == expected.get("documents", result.documents)
 
 
 @pytest.mark.parametrize("case", _cases_named(*DRIFT_CASES))
@@ -320,6 +321,7 @@ def test_drift_cli(case):
     assert {f["query_id"]: f["reanchor_to"] for f in report["findings"] if "reanchor_to" in f} == expected["reanchor"]
     assert {f["query_id"]: f["split_into"] for f in report["findings"] if "split_into" in f} == expected.get("split_into", {})
     assert _flags(report["findings"], expected) == expected.get("flags", {})
+    assert report["documents"] == expected.get("documents", report["documents"])
 
 
 @pytest.mark.parametrize("case", _cases_named("stratum-order"))

@@ -27,7 +27,7 @@ def _text(rng: random.Random, tag: str) -> str:
 
 def make_case(root, documents: int = 48, seed: int = 5):
     """Labels on chunks of an old chunking; a new corpus where documents were re-chunked,
-    edited, and where some texts moved to (or also appear in) other documents."""
+    edited, renamed, and where some texts moved to (or also appear in) other documents."""
     rng = random.Random(seed)
     texts = {d: [_text(rng, f"d{d}.{i}") for i in range(8)] for d in range(documents)}
     moved = {}  # a text of document d now lives (only) in document d + 1
@@ -35,6 +35,7 @@ def make_case(root, documents: int = 48, seed: int = 5):
         moved[d] = texts[d][3]
     shared = _text(rng, "shared")  # the same text in several documents: a tie across partitions
     rows = []
+    copies: dict[int, list[str]] = {}
     for d in range(documents):
         doc = f"doc://{d}"
         own = [t for i, t in enumerate(texts[d]) if not (d in moved and i == 3)]
@@ -48,6 +49,16 @@ def make_case(root, documents: int = 48, seed: int = 5):
             own = [own[0][:120], own[0][120:], *own[1:]]
         if d % 7 == 3:  # an edit
             own[2] = own[2].replace(" ", " edited ", 2)
+        if d % 11 == 4:  # renamed, re-chunked: labels MERGED and SPLIT in another document
+            doc = f"doc://renamed{d}"
+            cut = own[2].index(" ", 100)
+            own = [own[0] + " " + own[1], own[2][:cut], own[2][cut + 1:], *own[3:]]
+        if d % 13 == 6:  # a text that left its document for two others: never guessed
+            gone = texts[d][4]
+            own = [t for t in own if t != gone]
+            for other in (d + 1, d + 2):
+                copies.setdefault(other, []).append(gone + " appended")
+        own += copies.pop(d, [])
         rows += [{"doc_uri": doc, "doc_revision": "r2", "ordinal": i, "text": t} for i, t in enumerate(own)]
     labels = []
     for d in range(documents):
@@ -82,8 +93,12 @@ def case(tmp_path_factory):
     one = classify(labels, corpus)
     # The case reaches across partitions: a text re-anchored into a document of another one.
     crossing = [f for f in one.findings if f.get("cross_document")
-                and partition_of(f["doc_uri"], PARTITIONS) != partition_of(f["reanchor_doc_uri"], PARTITIONS)]
+                and partition_of(f["doc_uri"], PARTITIONS)
+                != partition_of(f.get("reanchor_doc_uri") or f["split_doc_uri"], PARTITIONS)]
     assert crossing
+    across = {(f["status"], "found_in" in f) for f in one.findings if f.get("cross_document") or "found_in" in f}
+    assert across == {("RE_ANCHORABLE", False), ("MERGED", False), ("SPLIT", False), ("ORPHANED", True)}, across
+    assert any("moved_to" in entry for entry in one.documents)
     assert {f["status"] for f in one.findings} == {"VALID", "RE_ANCHORABLE", "MERGED", "SPLIT", "ORPHANED"}
     return root, judgments, snapshot, labels, one, rejudgment_queue(labels, one, corpus)
 
@@ -95,6 +110,7 @@ def _same(case, merged):
     assert merged.summary == one.summary and merged.labels == len(one.findings)
     assert (merged.corpus_chunks, merged.corpus_documents) == (one.corpus_chunks, one.corpus_documents)
     assert merged.judgments_fingerprint == one.judgments_fingerprint
+    assert merged.documents == one.documents
     assert read_bytes(merged.urls["fixed"]).decode() == goldkeeper.dump_judgments(fix(labels, one)[0])
     assert list(merged.rows("queue")) == one_queue
 
@@ -240,7 +256,7 @@ def test_the_real_document_case_partitioned_on_dask_gives_the_one_process_result
     from goldkeeper.flows.scale import drift_partitioned, task_runner
 
     from goldkeeper.core.drift import Corpus
-    from tests.conformance.test_real_documents import DJANGO, SETTINGS, snapshot
+    from tests.conformance.test_real_documents import DJANGO, SETTINGS, reorganise, snapshot
     from tests.conftest import fetch_wheel
 
     files = {}
@@ -252,7 +268,7 @@ def test_the_real_document_case_partitioned_on_dask_gives_the_one_process_result
                               and m.name.split("/", 1)[1].startswith("docs/")}
     old_chunker, old_fp, new_chunker, new_fp = SETTINGS["sentences to recursive"]
     old, _ = snapshot(files["4.2"], old_chunker, old_fp)
-    live, _ = snapshot(files["5.0"], new_chunker, new_fp)
+    live, _ = snapshot(reorganise(files["5.0"]), new_chunker, new_fp)  # pages moved and split
     labels = [{"query_id": f"q{i}", "doc_uri": c.doc_uri, "chunk_id": c.chunk_id, "chunk_text": c.text,
                "relevance": 1} for i, c in enumerate(old[::3])]
     judgments = tmp_path / "judgments.jsonl"
@@ -267,6 +283,8 @@ def test_the_real_document_case_partitioned_on_dask_gives_the_one_process_result
         str(judgments), str(corpus), str(tmp_path / "work"), 6)
     assert merged.labels == len(labels) > 1000
     assert list(merged.rows("findings")) == one.findings
+    assert sum(1 for f in one.findings if f.get("cross_document")) > 500
+    assert merged.documents == one.documents
     assert list(merged.rows("queue")) == rejudgment_queue(parsed, one, Corpus(live, new_fp, new_fp))
 
 

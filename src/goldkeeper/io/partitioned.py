@@ -32,7 +32,7 @@ import pickle
 from array import array
 from collections.abc import Iterator, Sequence
 from contextlib import ExitStack
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -338,14 +338,17 @@ def _get_exchange(url: str) -> Any:
 
 
 def classify_partition(work_url: str, partition: int, counts: Sequence[int], elsewhere_url: str | None = None,
-                       ) -> tuple[dict[str, Any], tuple[set[str], set[str]]]:
+                       ) -> tuple[dict[str, Any], tuple[set[str], set[str], dict[str, str]]]:
     """Classify one partition's labels against its chunks (with what other partitions found
     for it, on the second round: ``elsewhere_url`` from ``put_exchange``), and write its
     findings, queue items (candidates from its own documents, or the named chunks) and fixed
     labels for the merge (``OUTPUTS``). Returns its counts (``merge_counts`` sums them) and the
-    ids and hashes of its labels still unsettled: nothing that grows with its labels but those."""
+    ids, hashes and texts of its labels still unsettled (``unsettled``): nothing that grows
+    with its labels but those."""
     labels, corpus = _partition(work_url, partition, len(counts))
-    elsewhere = _get_exchange(elsewhere_url) if elsewhere_url else None
+    # The first round looks across documents in its own partition only through ``find``, as
+    # every partition does, so that a text found in several partitions is never guessed.
+    elsewhere = _get_exchange(elsewhere_url) if elsewhere_url else Found()
     result, queue = classify_and_queue(labels, corpus, elsewhere=elsewhere)
     positions = partition_positions(work_url, partition, counts)
     flagged = [at for at, finding in zip(positions, result.findings, strict=True)
@@ -357,7 +360,8 @@ def classify_partition(work_url: str, partition: int, counts: Sequence[int], els
             for at, row in pairs:
                 handle.write(b"%d\t" % at + row_line(row))  # type: ignore[attr-defined]
     counts_of = {"summary": result.summary, "fingerprints": sorted(result.fingerprints),
-                 "corpus_chunks": result.corpus_chunks, "corpus_documents": result.corpus_documents}
+                 "corpus_chunks": result.corpus_chunks, "corpus_documents": result.corpus_documents,
+                 "documents": result.documents}
     return counts_of, unsettled(labels, result)
 
 
@@ -392,6 +396,8 @@ class PartitionedDrift:
     corpus_chunks: int
     corpus_documents: int
     urls: dict[str, str]
+    documents: list[dict[str, Any]] = field(default_factory=list)
+    """The document map (``core.drift.document_map``)."""
 
     def rows(self, kind: str) -> Iterator[dict[str, Any]]:
         """The merged findings, queue items or fixed labels (``OUTPUTS``), one at a time."""
@@ -408,15 +414,17 @@ def merge_counts(parts: Sequence[dict[str, Any]]) -> dict[str, Any]:
     return {"summary": drift_summary(counts), "labels": sum(counts.values()),
             "judgments_fingerprint": fingerprints[0] if len(fingerprints) == 1 else None,
             "corpus_chunks": sum(part["corpus_chunks"] for part in parts),
-            "corpus_documents": sum(part["corpus_documents"] for part in parts)}
+            "corpus_documents": sum(part["corpus_documents"] for part in parts),
+            "documents": sorted((entry for part in parts for entry in part["documents"]),
+                                key=lambda entry: entry["doc_uri"])}
 
 
 def find_in_partition(work_url: str, partition: int, asks_url: str) -> Found:
-    """What one partition's chunks hold of the asked ids and text hashes (``(ids, shas)`` at
-    ``asks_url``). The pieces' key files are checked first: the chunks are read only when some
-    asked key is there (a 64-bit collision costs a read, never a wrong answer), and only for
-    the asks that matched."""
-    ids, shas = _get_exchange(asks_url)
+    """What one partition's chunks hold of the asked ids, text hashes and texts (``(ids, shas,
+    texts)`` at ``asks_url``, as ``unsettled`` gives them). The pieces' key files are checked
+    first: without texts, the chunks are read only when some asked key is there (a 64-bit
+    collision costs a read, never a wrong answer), and only for the asks that matched."""
+    ids, shas, texts = _get_exchange(asks_url)
     corpus = ShardedCorpus(_join(partition_dir(work_url, partition), MANIFEST), checked=True)
     have_ids: list[Any] = []
     have_shas: list[Any] = []
@@ -426,7 +434,7 @@ def find_in_partition(work_url: str, partition: int, asks_url: str) -> Found:
             have_shas.append(keys["shas"])
     ids = _present(ids, have_ids)
     shas = _present(shas, have_shas)
-    return find(corpus, ids, shas) if ids or shas else Found()
+    return find(corpus, ids, shas, texts) if ids or shas or texts else Found()
 
 
 def _present(asked: set[str], have: list[Any]) -> set[str]:

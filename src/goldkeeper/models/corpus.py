@@ -87,6 +87,8 @@ class QueueItem(BaseModel):
     labeled_by: str | None = None
     labeled_at: str | None = None
     reanchor_to: str | None = Field(None, description="MERGED: where fix moved the label.")
+    found_in: list[str] | None = Field(
+        None, description="ORPHANED: the other documents that each hold the judged text (never guessed between).")
     candidates: list[QueueCandidate]
 
 

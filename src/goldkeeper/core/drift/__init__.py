@@ -3,6 +3,7 @@
     corpus          live chunks, snapshots, corpus.json
     anchors         content-defined anchors for finding long texts in long documents
     rebuild         a document's text rebuilt from its chunks
+    moves           a text that left its document, looked for in every other one
     classification  every label's status; the partitioned form's pieces
     fix             re-anchoring what can be re-anchored
     queue           what a person must look at, with candidates
@@ -11,7 +12,7 @@
 
 Statuses and resolution order are in spec/drift.md. The corpus is any re-iterable source of
 ``LiveChunk`` (an in-memory ``Corpus``, or a streamed sharded snapshot from ``goldkeeper.io``)
-and is read at most twice, so memory is bounded by the labels' index, not by the corpus text:
+and is read at most three times, so memory is bounded by the labels' index, not by the corpus text:
 
 1. one pass with hash lookups only: live ids, and the best chunk for each labeled text hash
    (same document, then ordinal, then id). This settles VALID and RE_ANCHORABLE;
@@ -21,13 +22,19 @@ and is read at most twice, so memory is bounded by the labels' index, not by the
    seams ignored) and every pending label is found in it with ``str.find``; which chunks hold
    or overlap an occurrence comes from a bisection over the chunks' spans.
 
+3. a third pass, only when some label with a text of 16 characters or more is still ORPHANED
+   (its document gone, or edited there), that rebuilds every document and looks for those
+   texts in the documents whose windows hold all of a text's keys (``moves``): found in one
+   other document, MERGED or SPLIT there (``cross_document``); in several, ORPHANED with
+   ``found_in``. The document map (``document_map``) says where each vanished document went.
+
 No label is ever compared with every chunk, in the corpus or in its document.
 
 Partitioned (goldkeeper.io.partitioned, spec/scaling.md): labels and chunks split by a hash of
 doc_uri (``partition_of``), so a document and its labels meet in one partition. Only the hash
-pass looks across documents (a live id elsewhere, a text that moved to another document); the
-labels a partition could not settle in their own document (``unsettled``) are looked up in
-every partition (``find``), the answers merged (``merge_found``), and those partitions
+pass and the third one look across documents (a live id elsewhere, a text that moved to another
+document); the labels a partition could not settle in their own document (``unsettled``: their
+ids, hashes, and the texts of the ORPHANED ones) are looked up in every partition (``find``), the answers merged (``merge_found``), and those partitions
 classified again with them (``classify(..., elsewhere=...)``), which gives exactly the
 one-process result (io's merge puts the outputs back in label order; ``drift_summary`` sums
 the counts).
@@ -40,6 +47,7 @@ from goldkeeper.core.drift.classification import (
     Found,
     classify,
     concat_results,
+    document_map,
     drift_counts,
     drift_summary,
     find,
@@ -71,6 +79,7 @@ __all__ = [
     "classify",
     "classify_and_queue",
     "concat_results",
+    "document_map",
     "drift_counts",
     "drift_summary",
     "find",

@@ -4,12 +4,8 @@ from every start (classification uses them past its ``_SCAN_BUDGET``)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-
-    pass
-
+from collections.abc import Iterator
+from typing import Any
 
 _ANCHOR_K = 16  # characters per shingle
 _ANCHOR_EVERY = 32  # about one position in this many is an anchor
@@ -17,7 +13,7 @@ _ANCHOR_EVERY = 32  # about one position in this many is an anchor
 
 _BASE = 0x100000001B3  # odd, so invertible modulo 2**64
 _HASH_BLOCK = 1 << 22  # windows hashed per numpy pass, which bounds the temporaries (~160 MB)
-_POWERS: dict[int, tuple[Any, Any]] = {}
+_POWERS: dict[int, tuple[Any, Any]] = {}  # one length: a block's
 
 
 def _powers(length: int) -> tuple[Any, Any]:
@@ -34,24 +30,40 @@ def _powers(length: int) -> tuple[Any, Any]:
     return cached
 
 
-def _anchors_of(text: str) -> tuple[Any, Any]:
-    """Positions of ``text``'s anchors and their keys. A window's key is the polynomial hash
-    sum(code[p+i] * _BASE**i) of its _ANCHOR_K characters modulo 2**64, from prefix sums (a few
-    numpy passes per block, whatever _ANCHOR_K is); it is an anchor when the key's top bits are
-    zero, one window in about _ANCHOR_EVERY. Keys depend on the window's characters only."""
+def _hash_blocks(text: str) -> Iterator[tuple[int, Any]]:
+    """The keys of ``text``'s windows, a block at a time: (first window, keys). A window's key
+    is the polynomial hash sum(code[p+i] * _BASE**i) of its _ANCHOR_K characters modulo 2**64,
+    from prefix sums (a few numpy passes per block, whatever _ANCHOR_K is), so it depends on
+    the window's characters only."""
     import numpy as np
 
     windows = len(text) - _ANCHOR_K + 1
-    positions, keys = [], []
-    shift = np.uint64(64 - max(1, (_ANCHOR_EVERY - 1).bit_length()))
     for first in range(0, max(windows, 0), _HASH_BLOCK):
         count = min(_HASH_BLOCK, windows - first)
         codes = np.frombuffer(text[first:first + count + _ANCHOR_K - 1].encode("utf-32-le"), dtype=np.uint32)
-        forward, backward = _powers(min(_HASH_BLOCK, windows) + _ANCHOR_K - 1)
+        forward, backward = _powers(_HASH_BLOCK + _ANCHOR_K - 1)
         with np.errstate(over="ignore"):
             prefix = np.zeros(len(codes) + 1, dtype=np.uint64)
             np.cumsum(codes.astype(np.uint64) * forward[:len(codes)], dtype=np.uint64, out=prefix[1:])
-            hashes = (prefix[_ANCHOR_K:_ANCHOR_K + count] - prefix[:count]) * backward[:count]
+            yield first, (prefix[_ANCHOR_K:_ANCHOR_K + count] - prefix[:count]) * backward[:count]
+
+
+def window_keys(text: str) -> Any:
+    """The key of every window of ``text`` (``_hash_blocks``), in position order."""
+    import numpy as np
+
+    blocks = [keys for _, keys in _hash_blocks(text)]
+    return np.concatenate(blocks) if blocks else np.zeros(0, dtype=np.uint64)
+
+
+def _anchors_of(text: str) -> tuple[Any, Any]:
+    """Positions of ``text``'s anchors and their keys: the windows whose key's top bits are
+    zero, one in about _ANCHOR_EVERY."""
+    import numpy as np
+
+    positions, keys = [], []
+    shift = np.uint64(64 - max(1, (_ANCHOR_EVERY - 1).bit_length()))
+    for first, hashes in _hash_blocks(text):
         chosen = np.flatnonzero((hashes >> shift) == 0)
         positions.append(chosen + first)
         keys.append(hashes[chosen])

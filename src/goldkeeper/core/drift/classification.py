@@ -1,16 +1,17 @@
 """Classification: every label's status against a live corpus (spec/drift.md), the corpus
-read at most twice, and the pieces of the partitioned form (``partition_of``, ``unsettled``,
+read at most three times, and the pieces of the partitioned form (``partition_of``, ``unsettled``,
 ``find``, ``merge_found``, ``drift_summary``)."""
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Container, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from goldkeeper.core.drift.anchors import _Anchors
 from goldkeeper.core.drift.corpus import ChunkSource, Corpus, LiveChunk, _batches, _comparable
+from goldkeeper.core.drift.moves import SHORTEST, Hit, find_moved
 from goldkeeper.core.drift.rebuild import _Document, _in_order, _Pieces, _rebuild, _seamless, _texts
 from goldkeeper.core.identity import normalize, normalized_sha
 
@@ -34,9 +35,12 @@ class DriftResult:
     corpus_documents: int = 0
     fingerprints: frozenset[str] = frozenset()
     """Every corpus_fingerprint the labels carry (one: ``judgments_fingerprint``)."""
+    documents: list[dict[str, Any]] = field(default_factory=list)
+    """The document map: each labeled document that is no longer live, where its labels'
+    texts were found (``document_map``)."""
 
     def to_dict(self) -> dict[str, Any]:
-        return {"findings": self.findings, "summary": self.summary,
+        return {"findings": self.findings, "summary": self.summary, "documents": self.documents,
                 "judgments_fingerprint": self.judgments_fingerprint,
                 "corpus_fingerprint": self.corpus_fingerprint}
 
@@ -96,19 +100,24 @@ def partition_of(key: str, partitions: int) -> int:
 
 @dataclass
 class Found:
-    """What one hash pass found for asked labels: which asked chunk ids are live, and the best
-    live chunk (ordinal, then id) for each asked text hash."""
+    """What one pass found for asked labels: which asked chunk ids are live, the best live
+    chunk (ordinal, then id) for each asked text hash, and (``moved``) every document that
+    holds an asked text, by the text's hash (``moves.find_moved``)."""
 
     live: set[str] = field(default_factory=set)
     best: dict[str, LiveChunk] = field(default_factory=dict)
+    moved: dict[str, dict[str, Hit]] = field(default_factory=dict)
 
 
-def unsettled(judgments: Iterable[Judgment | Mapping[str, Any]], result: DriftResult) -> tuple[set[str], set[str]]:
-    """Chunk ids and text hashes of the labels whose finding another partition could change:
-    all but VALID ones and those re-anchored within their own document (which wins over any
-    other document, spec/drift.md)."""
+def unsettled(judgments: Iterable[Judgment | Mapping[str, Any]], result: DriftResult,
+              ) -> tuple[set[str], set[str], dict[str, str]]:
+    """What another partition could change of this one's findings: the chunk ids and text
+    hashes of all labels but VALID ones and those re-anchored within their own document (which
+    wins over any other document, spec/drift.md), and the texts (comparable, by hash) of the
+    ORPHANED ones long enough to be looked for in other documents."""
     ids: set[str] = set()
     shas: set[str] = set()
+    texts: dict[str, str] = {}
     for judgment, finding in zip(judgments, result.findings, strict=True):
         row = _row(judgment)
         if row.get("chunk_id") is None or finding["status"] == "VALID":
@@ -119,18 +128,29 @@ def unsettled(judgments: Iterable[Judgment | Mapping[str, Any]], result: DriftRe
         sha = _label_sha(row)[0]
         if sha is not None:
             shas.add(sha)
-    return ids, shas
+        if finding["status"] == "ORPHANED" and row.get("chunk_text") is not None:
+            text = _comparable(row["chunk_text"])
+            if len(text) >= SHORTEST:
+                texts[sha] = text  # type: ignore[index]
+    return ids, shas, texts
 
 
-def find(corpus: ChunkSource, ids: set[str], shas: set[str]) -> Found:
-    """One pass over ``corpus``: the asked ids that are live and the best chunk per asked hash."""
+def find(corpus: ChunkSource, ids: set[str], shas: set[str], texts: Mapping[str, str] | None = None) -> Found:
+    """The asked ids that are live, the best chunk per asked hash, and (``texts``: comparable,
+    by hash) every document that holds an asked text."""
     found = Found()
-    for chunk in corpus:
-        if chunk.chunk_id in ids:
-            found.live.add(chunk.chunk_id)
-        sha = chunk.sha()
-        if sha in shas and _better(chunk, found.best.get(sha)):
-            found.best[sha] = _located(chunk, sha)  # type: ignore[arg-type]
+    runs = _HashPass()
+    for batch in _batches(corpus):
+        if texts and runs.contiguous:
+            _runs(runs, [chunk.doc_uri for chunk in batch])
+        for chunk in batch:
+            if chunk.chunk_id in ids:
+                found.live.add(chunk.chunk_id)
+            sha = chunk.sha()
+            if sha in shas and _better(chunk, found.best.get(sha)):
+                found.best[sha] = _located(chunk, sha)  # type: ignore[arg-type]
+    if texts:
+        found.moved = find_moved(_documents(corpus, runs.contiguous), texts)
     return found
 
 
@@ -142,7 +162,32 @@ def merge_found(parts: Iterable[Found]) -> Found:
         for sha, chunk in part.best.items():
             if _better(chunk, merged.best.get(sha)):
                 merged.best[sha] = chunk
+        for sha, hits in part.moved.items():
+            merged.moved.setdefault(sha, {}).update(hits)
     return merged
+
+
+def _documents(corpus: ChunkSource, contiguous: bool, wanted: Container[str] | None = None,
+               ) -> Iterator[list[LiveChunk]]:
+    """The chunks of each document (of those ``wanted``, else every one), a list per document:
+    as its run ends in a streamed snapshot whose documents came as runs (``contiguous``),
+    holding one document's chunks; else gathered from the whole corpus first."""
+    if contiguous and not isinstance(corpus, Corpus):
+        current: list[LiveChunk] = []
+        for chunk in corpus:
+            if current and chunk.doc_uri != current[0].doc_uri:
+                yield current
+                current = []
+            if wanted is None or chunk.doc_uri in wanted:
+                current.append(chunk)
+        if current:
+            yield current
+        return
+    by_doc: dict[str, list[LiveChunk]] = {}
+    for chunk in corpus:
+        if wanted is None or chunk.doc_uri in wanted:
+            by_doc.setdefault(chunk.doc_uri, []).append(chunk)
+    yield from by_doc.values()
 
 
 def classify(
@@ -156,8 +201,9 @@ def classify(
 
     ``progress`` is called with the number of chunks read so far after each batch: every
     ``PROGRESS_EVERY`` chunks of a streamed snapshot, once for an in-memory one.
-    ``elsewhere`` adds what the other partitions of a partitioned corpus found for this one's
-    unsettled labels (the module docstring).
+    ``elsewhere`` adds what the partitions of a partitioned corpus found for this one's
+    unsettled labels (the module docstring); with it, the documents that hold a text that
+    left its own come from ``elsewhere.moved`` alone (every partition is asked, this one too).
     """
     return _classify(Labels(judgments), corpus, progress, elsewhere, keep_orphaned=False)[0]
 
@@ -209,12 +255,86 @@ def _classify(rows: Labels, corpus: ChunkSource, progress: Callable[[int], None]
     named, pending = _settle_by_hash(wants, found)
     findings, fingerprints = wants.findings, frozenset(wants.fingerprints)
     seen, documents, contiguous = found.seen, len(found.documents), found.contiguous
+    vanished = {finding["doc_uri"] for finding in findings
+                if "chunk_id" in finding and finding["doc_uri"] not in found.documents}
     del wants, found  # the lookups are done with before the texts are read
     orphaned: dict[str, list[LiveChunk]] | None = {} if keep_orphaned else None
     if pending:
         texts = _pending_texts(rows, pending, len(findings))
         _settle_by_text(texts, corpus, findings, named, pending, orphaned, contiguous)
-    return _result(findings, fingerprints, corpus.corpus_fingerprint, named, seen, documents), orphaned or {}
+    _settle_moved(rows, corpus, findings, named, contiguous, elsewhere)
+    result = _result(findings, fingerprints, corpus.corpus_fingerprint, named, seen, documents)
+    result.documents = document_map(findings, vanished)
+    return result, orphaned or {}
+
+
+def _settle_moved(rows: Labels, corpus: ChunkSource, findings: list[dict[str, Any]], named: dict[str, LiveChunk],
+                  contiguous: bool, elsewhere: Found | None) -> None:
+    """The labels still ORPHANED whose text is long enough, looked for in every other
+    document (``moves``; with ``elsewhere``, its answers): found in one, MERGED or SPLIT there,
+    reported as ``cross_document``; found in several, left ORPHANED with ``found_in`` each of
+    them (the queue's candidates), never guessed."""
+    if elsewhere is not None and not elsewhere.moved:
+        return
+    asked = bytearray(len(findings))
+    for position, finding in enumerate(findings):
+        if finding["status"] == "ORPHANED" and "chunk_id" in finding:
+            asked[position] = 1
+    if not any(asked):
+        return
+    texts: dict[str, str] = {}
+    shas: dict[int, str] = {}
+    for position, row in zip(range(len(findings)), rows):
+        if asked[position] and row.get("chunk_text") is not None:
+            text = _comparable(row["chunk_text"])
+            if len(text) >= SHORTEST:
+                shas[position] = sha = normalized_sha(normalize(row["chunk_text"]))
+                texts[sha] = text
+    if not texts:
+        return
+    if elsewhere is not None:
+        moved = elsewhere.moved
+    else:
+        moved = find_moved(_documents(corpus, contiguous), texts)
+    for position, sha in shas.items():
+        finding = findings[position]
+        hits = {doc_uri: hit for doc_uri, hit in moved.get(sha, {}).items() if doc_uri != finding["doc_uri"]}
+        if len(hits) == 1:
+            ((doc_uri, (status, chunks)),) = hits.items()
+            if status == "MERGED":
+                finding.update(status="MERGED", reanchor_to=chunks[0].chunk_id, cross_document=True,
+                               reanchor_doc_uri=doc_uri)
+            else:
+                finding.update(status="SPLIT", split_into=[c.chunk_id for c in chunks], cross_document=True,
+                               split_doc_uri=doc_uri)
+        elif hits:
+            finding["found_in"] = [{"doc_uri": doc_uri, "status": status, "chunk_ids": [c.chunk_id for c in chunks]}
+                                   for doc_uri, (status, chunks) in sorted(hits.items())]
+        for _, chunks in hits.values():
+            named.update((c.chunk_id, c) for c in chunks)
+
+
+def document_map(findings: Iterable[Mapping[str, Any]], vanished: Container[str]) -> list[dict[str, Any]]:
+    """Each labeled document that is no longer live (``vanished``): its labels with a chunk,
+    the live documents their texts were found in (``found_in``: how many in each), and
+    ``moved_to`` the one that holds most of them (more than half), when one does: "page X
+    became page Y" rather than its labels one by one. Sorted by doc_uri."""
+    documents: dict[str, dict[str, Any]] = {}
+    for finding in findings:
+        doc_uri = finding["doc_uri"]
+        if "chunk_id" not in finding or doc_uri not in vanished:
+            continue
+        entry = documents.setdefault(doc_uri, {"doc_uri": doc_uri, "labels": 0, "found_in": {}})
+        entry["labels"] += 1
+        target = finding.get("reanchor_doc_uri") or finding.get("split_doc_uri")
+        if target is not None:
+            entry["found_in"][target] = entry["found_in"].get(target, 0) + 1
+    for entry in documents.values():
+        entry["found_in"] = dict(sorted(entry["found_in"].items(), key=lambda item: (-item[1], item[0])))
+        top = next(iter(entry["found_in"].items()), None)
+        if top is not None and 2 * top[1] > entry["labels"]:
+            entry["moved_to"] = top[0]
+    return [documents[doc_uri] for doc_uri in sorted(documents)]
 
 
 def _wants(rows: Labels, corpus: ChunkSource) -> _Wants:
@@ -368,23 +488,8 @@ def _settle_by_text(texts: dict[int, str], corpus: ChunkSource, findings: list[d
     after all); into ``orphaned`` (when given) the chunks of the documents that still hold an
     ORPHANED label. A streamed snapshot whose documents came as runs (``contiguous``) settles each document as
     its run ends, holding its chunks only; otherwise every pending document's are gathered."""
-    if contiguous and not isinstance(corpus, Corpus):
-        current: list[LiveChunk] = []
-        for chunk in corpus:
-            if current and chunk.doc_uri != current[0].doc_uri:
-                _settle_document(texts, findings, named, pending, orphaned, current)
-                current = []
-            if chunk.doc_uri in pending:
-                current.append(chunk)
-        if current:
-            _settle_document(texts, findings, named, pending, orphaned, current)
-        return
-    by_doc: dict[str, list[LiveChunk]] = {doc_uri: [] for doc_uri in pending}
-    for chunk in corpus:
-        if chunk.doc_uri in by_doc:
-            by_doc[chunk.doc_uri].append(chunk)
-    for doc_uri in pending:
-        _settle_document(texts, findings, named, pending, orphaned, by_doc[doc_uri])
+    for chunks in _documents(corpus, contiguous, pending):
+        _settle_document(texts, findings, named, pending, orphaned, chunks)
 
 
 def _settle_document(texts: dict[int, str], findings: list[dict[str, Any]], named: dict[str, LiveChunk],
@@ -465,22 +570,15 @@ def _merged(finding: dict[str, Any], wanted: str, chunks: list[LiveChunk], piece
 def _resolve(finding: dict[str, Any], wanted: str, document: _Document, named: dict[str, LiveChunk]) -> None:
     """MERGED or SPLIT, from where ``wanted`` (the label's text, comparable) occurs in its
     rebuilt document."""
-    if not wanted:
+    found = document.locate(wanted)
+    if found is None:
         return
-    holders: set[int] = set()
-    first = -1
-    for at in document.occurrences(wanted):
-        if first < 0:
-            first = at
-        holders.update(document.holding(at, at + len(wanted)))
-    if holders:
-        target = min((document.chunks[i] for i in holders), key=lambda c: (len(c.text or ""), *c.order()))
-        finding.update(status="MERGED", reanchor_to=target.chunk_id)
-        named[target.chunk_id] = target
-    elif first >= 0:
-        pieces = [document.chunks[i] for i in document.overlapping(first, first + len(wanted))]
-        finding.update(status="SPLIT", split_into=[c.chunk_id for c in pieces])
-        named.update((c.chunk_id, c) for c in pieces)
+    status, chunks = found
+    if status == "MERGED":
+        finding.update(status="MERGED", reanchor_to=chunks[0].chunk_id)
+    else:
+        finding.update(status="SPLIT", split_into=[c.chunk_id for c in chunks])
+    named.update((c.chunk_id, c) for c in chunks)
 
 
 def drift_counts(judgments: Iterable[Judgment | Mapping[str, Any]], corpus: ChunkSource,

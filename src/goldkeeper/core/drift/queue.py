@@ -87,7 +87,8 @@ def rejudgment_queue(
     extra text may deserve a second look for precision). Candidates: a SPLIT's pieces in
     document order; an ORPHANED label's best partial matches in its document (when it carried
     text), ranked by the share of its words each chunk covers, ties by ordinal and id; a
-    MERGED label's new chunk. The corpus is read once more, for ORPHANED labels' documents
+    MERGED label's new chunk; an ORPHANED label whose text lives on in several other
+    documents (``found_in``), the chunks that hold it in each. The corpus is read once more, for ORPHANED labels' documents
     only, unless ``documents`` already holds their chunks (``classify_and_queue``: a live
     document it lacks has none). The queue proposes; nothing in it is ground truth until a
     person answers.
@@ -118,6 +119,9 @@ def rejudgment_queue(
         elif status == "MERGED":
             item["reanchor_to"] = finding["reanchor_to"]
             found = [(None, result.chunks[finding["reanchor_to"]])]
+        elif "found_in" in finding:
+            found = [(None, result.chunks[chunk_id]) for place in finding["found_in"] for chunk_id in place["chunk_ids"]]
+            item["found_in"] = [place["doc_uri"] for place in finding["found_in"]]
         elif row["doc_uri"] in by_doc and row.get("chunk_text"):
             index = indexes.get(row["doc_uri"])
             if index is None:

@@ -92,6 +92,24 @@ class _Document:
             yield at
             at = self.text.find(wanted, at + 1)
 
+    def locate(self, wanted: str) -> tuple[str, list[LiveChunk]] | None:
+        """Where ``wanted`` (comparable) lies in the document: ("MERGED", [the shortest chunk
+        that holds an occurrence, then the first in order]), ("SPLIT", the chunks that overlap
+        its first occurrence, in document order) when no chunk holds one, or None."""
+        if not wanted:
+            return None
+        holders: set[int] = set()
+        first = -1
+        for at in self.occurrences(wanted):
+            if first < 0:
+                first = at
+            holders.update(self.holding(at, at + len(wanted)))
+        if holders:
+            return "MERGED", [min((self.chunks[i] for i in holders), key=lambda c: (len(c.text or ""), *c.order()))]
+        if first >= 0:
+            return "SPLIT", [self.chunks[i] for i in self.overlapping(first, first + len(wanted))]
+        return None
+
     def holding(self, at: int, end: int) -> Iterator[int]:
         """Spans that contain [at, end)."""
         i = bisect_left(self.ends, end)
