@@ -52,9 +52,12 @@ def _make_pool() -> list[str]:
 _sentences.pool = _make_pool()  # type: ignore[attr-defined]
 
 
-def generate(root: Path, labels: int, chunks: int, per_doc: int, sharded: bool = False, seed: int = 0) -> dict[str, Path]:
-    """Judgments and a live corpus (corpus.json, or a sharded snapshot) for one workload."""
-    name = f"drift-{labels}x{chunks}-{per_doc}{'-sharded' if sharded else ''}"
+def generate(root: Path, labels: int, chunks: int, per_doc: int, sharded: bool = False, seed: int = 0,
+             moved: int = 0) -> dict[str, Path]:
+    """Judgments and a live corpus (corpus.json, or a sharded snapshot) for one workload; with
+    ``moved`` (a percentage), that share of the documents is renamed in the live corpus (a
+    page moved between spaces: same text, new doc_uri, so new chunk ids)."""
+    name = f"drift-{labels}x{chunks}-{per_doc}{'-sharded' if sharded else ''}{f'-moved{moved}' if moved else ''}"
     directory = root / name
     paths = {"judgments": directory / "judgments.jsonl",
              "corpus": directory / ("snapshot" if sharded else "corpus.json")}
@@ -81,7 +84,8 @@ def generate(root: Path, labels: int, chunks: int, per_doc: int, sharded: bool =
                 live.append((previous, row))
             previous = row
             position += 1
-            yield row
+            d = int(row["doc_uri"].rsplit("/", 1)[1])
+            yield {**row, "doc_uri": f"doc://moved/{d}"} if moved and d * moved % 100 < moved else row
 
     if sharded:
         write_sharded_snapshot(str(paths["corpus"]), stream(), "bench/new", shard_chunks=250_000)
@@ -133,6 +137,8 @@ def main() -> None:
     parser.add_argument("--reference-timeout", type=float, default=600)
     parser.add_argument("--big", action="store_true", help="also 1M labels x 10M chunks, sharded (goldkeeper only)")
     parser.add_argument("--fix-memory", action="store_true", help="only drift --fix's peak memory at 1M x 1M")
+    parser.add_argument("--moves", action="store_true",
+                        help="only 20k labels x 200k chunks, 2,000 per document: none moved, and 10%% of documents moved")
     parser.add_argument("--workloads", default="100000x200000/10,100000x200000/1000,100000x200000/200000,"
                                                  "1000x200000/200000")
     args = parser.parse_args()
@@ -142,6 +148,9 @@ def main() -> None:
     bindir = Path(sys.executable).parent
     if args.fix_memory:
         fix_memory(cache, bindir)
+        return
+    if args.moves:
+        moves(cache, bindir, args.repeats, args.reference_timeout)
         return
     for workload in args.workloads.split(","):
         size, per_doc = workload.split("/")
@@ -189,6 +198,33 @@ def main() -> None:
         elapsed, memory, _code = measure([str(bindir / "goldkeeper"), "drift", "-j", str(paths["judgments"]), "-c",
                                           str(paths["corpus"]), "--format", "json"])
         print(f"  goldkeeper            {elapsed:8.2f} s  {memory:7.0f} MiB  (targets: 900 s, 6144 MiB)")
+
+
+def moves(cache: Path, bindir: Path, repeats: int, reference_timeout: float) -> None:
+    """Issue 29's figures: at 2,000 chunks per document goldkeeper at least 10x faster than the
+    reference, and a corpus where 10% of the documents moved at most 1.5x the time of one
+    where none did. Both tools run on both corpora; a reference that does not finish fails."""
+    mine = {}
+    for moved in (0, 10):
+        paths = generate(cache, 20_000, 200_000, 2000, moved=moved)
+        ours = [str(bindir / "goldkeeper"), "drift", "-j", str(paths["judgments"]), "-c", str(paths["corpus"]),
+                "--format", "json"]
+        theirs = [str(bindir / "retrieval-eval"), "drift", "--judgments", str(paths["judgments"]), "--corpus",
+                  str(paths["corpus"]), "--json"]
+        report = json.loads(subprocess.run(ours, capture_output=True, check=False).stdout)
+        across = sum(1 for f in report["findings"] if f.get("cross_document"))
+        said = sum(1 for entry in report["documents"] if "moved_to" in entry)
+        times, peak, _code = timed(ours, repeats)
+        mine[moved] = statistics.median(times)
+        print(f"\n20,000 labels x 200,000 chunks, 2,000 per document, {moved}% of documents moved: "
+              f"{across:,} findings across documents, {said} moves reported", flush=True)
+        print(f"  goldkeeper            {mine[moved]:8.2f} s  {peak:7.0f} MiB", flush=True)
+        reference = run_timed(theirs, reference_timeout, sample=False)
+        if reference is None:
+            raise SystemExit(f"retrieval-eval did not finish in {reference_timeout:.0f} s: no ratio to report")
+        print(f"  retrieval-eval 0.1.1  {reference[0]:8.2f} s  goldkeeper is {reference[0] / mine[moved]:.1f}x faster",
+              flush=True)
+    print(f"\n10% of documents moved costs {mine[10] / mine[0]:.2f}x none moved (goal: at most 1.5x)")
 
 
 def fix_memory(cache: Path, bindir: Path) -> None:

@@ -136,7 +136,10 @@ def drift_partitioned(judgments_url: str, corpus_url: str, work_url: str, partit
     parts = [part for part, _ in first]
     ids = set().union(*(asked[0] for _, asked in first))
     shas = set().union(*(asked[1] for _, asked in first))
-    texts = {sha: text for _, asked in first for sha, text in asked[2].items()}
+    texts: dict[str, tuple[str, set[str]]] = {}
+    for _, asked in first:
+        for sha, (text, homes) in asked[2].items():
+            texts.setdefault(sha, (text, set()))[1].update(homes)
     if ids or shas:
         asks_url = park(work_url, "asks", quote((ids, shas, texts)))
         found = merge_found(future.result() for future in

@@ -131,6 +131,34 @@ def test_the_readmes_ui_path_shows_the_demo_on_the_prefect_ui(prefect_server, tm
     shot(page, "08-demo-suite-page")
 
 
+def test_the_drift_artifact_says_which_pages_moved_where(prefect_server, tmp_path, browser):
+    """A re-index after pages were renamed: the drift artifact on the Prefect UI shows each
+    gone page, where its labels' texts are now, and the pages gone for good."""
+    from goldkeeper.flows.lifecycle import on_reindex
+    from prefect.client.orchestration import get_client
+    from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterKey
+
+    from goldkeeper.io.storage import write_judgments_version
+
+    case = FIXTURES / "goldkeeper-drift-rules"
+    root = f"file://{tmp_path}/store"
+    write_judgments_version(root, "moved-pages", (case / "judgments.jsonl").read_bytes(), None)
+    state = on_reindex(suite="moved-pages", corpus_url=str(case / "corpus.json"), storage_url=root, return_state=True)
+    assert state.is_completed()  # no run to score: the re-index itself does not fail
+    with get_client(sync_client=True) as client:
+        artifacts = client.read_artifacts(artifact_filter=ArtifactFilter(key=ArtifactFilterKey(
+            any_=["goldkeeper-moved-pages-drift"])))
+    drift = max((a for a in artifacts if a.key.startswith("goldkeeper-moved-pages")), key=lambda a: a.created)
+    assert "| `case://moved-merged-old` | became `case://moved-merged-new` (1) | 1 of 1 |" in drift.data
+    page = new_page(browser)
+    page.goto(f"{_ui(prefect_server)}/artifacts/artifact/{drift.id}")
+    page.get_by_text("Pages that moved").first.wait_for()
+    row = page.locator("tr", has_text="case://moved-split-old")
+    expect(row).to_contain_text("became case://moved-split-new (1)")
+    expect(page.get_by_text("labelled page(s) are gone").first).to_be_visible()
+    shot(page, "14-drift-pages-that-moved")
+
+
 def _configured_queue(root: str, tmp_path) -> list[dict]:
     """Suite "Refunds": the spec's drift case queued on storage, configured with a run over
     the live corpus, a gate, and the live snapshot; the queue's items."""

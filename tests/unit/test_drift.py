@@ -204,3 +204,33 @@ def test_chunks_are_ordered_as_order_says_with_or_without_ordinals():
         assert _in_order(items) == sorted(items, key=LiveChunk.order)
 
     check()
+
+
+def test_a_page_that_moved_is_said_in_words_fixed_across_documents_and_never_guessed(tmp_path):
+    """The drift-rules case's moved pages through the CLI: the text output names each page
+    that moved, --fix moves the MERGED label into its new document (the old one kept in
+    reanchored_from), and the text found in two other pages is queued with both."""
+    case = FIXTURES / "goldkeeper-drift-rules"
+    shown = run_cli("drift", "-j", str(case / "judgments.jsonl"), "-c", str(case / "corpus.json"))
+    assert shown.code == 1
+    assert ("page case://moved-merged-old became case://moved-merged-new (1); 1 of its 1 label(s) followed their text"
+            in shown.stdout)
+    labels, queue = tmp_path / "labels.jsonl", tmp_path / "queue.jsonl"
+    labels.write_bytes((case / "judgments.jsonl").read_bytes())
+    fixed = run_cli("drift", "-j", str(labels), "-c", str(case / "corpus.json"), "--fix", "--queue", str(queue))
+    assert fixed.code == 1, fixed.stderr
+    moved = {row["query_id"]: row for row in map(json.loads, labels.read_text().splitlines())}["moved-merged"]
+    assert moved["doc_uri"] == "case://moved-merged-new"
+    assert moved["reanchored_from"]["doc_uri"] == "case://moved-merged-old"
+    again = run_cli("drift", "-j", str(labels), "-c", str(case / "corpus.json"), "--format", "json")
+    assert {f["query_id"]: f["status"] for f in json.loads(again.stdout)["findings"]}["moved-merged"] == "VALID"
+    items = {item["query_id"]: item for item in map(json.loads, queue.read_text().splitlines())}
+    ambiguous = items["moved-ambiguous"]
+    assert ambiguous["found_in"] == ["case://moved-ambiguous-x", "case://moved-ambiguous-y"]
+    assert [c["doc_uri"] for c in ambiguous["candidates"]] == ambiguous["found_in"]
+    assert all(c["coverage"] == 1.0 for c in ambiguous["candidates"])  # each holds the whole judged text
+    split = items["moved-split"]
+    assert {c["doc_uri"] for c in split["candidates"]} == {"case://moved-split-new"}
+    from goldkeeper.models.corpus import QueueItem
+
+    assert all(QueueItem.model_validate(item) for item in items.values())

@@ -13,21 +13,23 @@ _ANCHOR_EVERY = 32  # about one position in this many is an anchor
 
 _BASE = 0x100000001B3  # odd, so invertible modulo 2**64
 _HASH_BLOCK = 1 << 22  # windows hashed per numpy pass, which bounds the temporaries (~160 MB)
-_POWERS: dict[int, tuple[Any, Any]] = {}  # one length: a block's
+_POWERS: list[tuple[Any, Any]] = []  # the longest tables made so far: shorter ones are their heads
 
 
 def _powers(length: int) -> tuple[Any, Any]:
-    """_BASE**i and _BASE**-i modulo 2**64 for i < length (numpy wraps uint64 products)."""
+    """_BASE**i and _BASE**-i modulo 2**64 for i < at least ``length`` (numpy wraps uint64
+    products); made at twice the longest length asked so far, up to a block's."""
     import numpy as np
 
-    cached = _POWERS.get(length)
-    if cached is None:
+    if not _POWERS or len(_POWERS[0][0]) < length:
+        grown = 2 * len(_POWERS[0][0]) if _POWERS else 1 << 12
+        length = max(length, min(grown, _HASH_BLOCK + _ANCHOR_K - 1))  # no block asks for more
         forward = np.full(length, _BASE, dtype=np.uint64)
         backward = np.full(length, pow(_BASE, -1, 1 << 64), dtype=np.uint64)
         forward[0] = backward[0] = 1
         with np.errstate(over="ignore"):
-            cached = _POWERS[length] = (np.cumprod(forward, dtype=np.uint64), np.cumprod(backward, dtype=np.uint64))
-    return cached
+            _POWERS[:] = [(np.cumprod(forward, dtype=np.uint64), np.cumprod(backward, dtype=np.uint64))]
+    return _POWERS[0]
 
 
 def _hash_blocks(text: str) -> Iterator[tuple[int, Any]]:
@@ -41,7 +43,7 @@ def _hash_blocks(text: str) -> Iterator[tuple[int, Any]]:
     for first in range(0, max(windows, 0), _HASH_BLOCK):
         count = min(_HASH_BLOCK, windows - first)
         codes = np.frombuffer(text[first:first + count + _ANCHOR_K - 1].encode("utf-32-le"), dtype=np.uint32)
-        forward, backward = _powers(_HASH_BLOCK + _ANCHOR_K - 1)
+        forward, backward = _powers(count + _ANCHOR_K - 1)
         with np.errstate(over="ignore"):
             prefix = np.zeros(len(codes) + 1, dtype=np.uint64)
             np.cumsum(codes.astype(np.uint64) * forward[:len(codes)], dtype=np.uint64, out=prefix[1:])

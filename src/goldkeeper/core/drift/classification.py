@@ -5,7 +5,7 @@ read at most three times, and the pieces of the partitioned form (``partition_of
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Container, Iterable, Iterator, Mapping
+from collections.abc import Callable, Collection, Container, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -110,14 +110,14 @@ class Found:
 
 
 def unsettled(judgments: Iterable[Judgment | Mapping[str, Any]], result: DriftResult,
-              ) -> tuple[set[str], set[str], dict[str, str]]:
+              ) -> tuple[set[str], set[str], dict[str, tuple[str, set[str]]]]:
     """What another partition could change of this one's findings: the chunk ids and text
     hashes of all labels but VALID ones and those re-anchored within their own document (which
-    wins over any other document, spec/drift.md), and the texts (comparable, by hash) of the
-    ORPHANED ones long enough to be looked for in other documents."""
+    wins over any other document, spec/drift.md), and the texts of the ORPHANED ones long
+    enough to be looked for in other documents (by hash: comparable text, own documents)."""
     ids: set[str] = set()
     shas: set[str] = set()
-    texts: dict[str, str] = {}
+    texts: dict[str, tuple[str, set[str]]] = {}
     for judgment, finding in zip(judgments, result.findings, strict=True):
         row = _row(judgment)
         if row.get("chunk_id") is None or finding["status"] == "VALID":
@@ -131,13 +131,14 @@ def unsettled(judgments: Iterable[Judgment | Mapping[str, Any]], result: DriftRe
         if finding["status"] == "ORPHANED" and row.get("chunk_text") is not None:
             text = _comparable(row["chunk_text"])
             if len(text) >= SHORTEST:
-                texts[sha] = text  # type: ignore[index]
+                texts.setdefault(sha, (text, set()))[1].add(row["doc_uri"])  # type: ignore[arg-type]
     return ids, shas, texts
 
 
-def find(corpus: ChunkSource, ids: set[str], shas: set[str], texts: Mapping[str, str] | None = None) -> Found:
-    """The asked ids that are live, the best chunk per asked hash, and (``texts``: comparable,
-    by hash) every document that holds an asked text."""
+def find(corpus: ChunkSource, ids: set[str], shas: set[str],
+         texts: Mapping[str, tuple[str, Collection[str]]] | None = None) -> Found:
+    """The asked ids that are live, the best chunk per asked hash, and (``texts``, as
+    ``unsettled`` gives them) every other document that holds an asked text."""
     found = Found()
     runs = _HashPass()
     for batch in _batches(corpus):
@@ -259,17 +260,20 @@ def _classify(rows: Labels, corpus: ChunkSource, progress: Callable[[int], None]
                 if "chunk_id" in finding and finding["doc_uri"] not in found.documents}
     del wants, found  # the lookups are done with before the texts are read
     orphaned: dict[str, list[LiveChunk]] | None = {} if keep_orphaned else None
+    # An in-memory corpus's documents rebuilt by the second pass are kept for the third (the
+    # corpus is held anyway); a streamed one's are not.
+    rebuilt: dict[str, _Document] | None = {} if isinstance(corpus, Corpus) else None
     if pending:
         texts = _pending_texts(rows, pending, len(findings))
-        _settle_by_text(texts, corpus, findings, named, pending, orphaned, contiguous)
-    _settle_moved(rows, corpus, findings, named, contiguous, elsewhere)
+        _settle_by_text(texts, corpus, findings, named, pending, orphaned, contiguous, rebuilt)
+    _settle_moved(rows, corpus, findings, named, contiguous, elsewhere, rebuilt or {})
     result = _result(findings, fingerprints, corpus.corpus_fingerprint, named, seen, documents)
     result.documents = document_map(findings, vanished)
     return result, orphaned or {}
 
 
 def _settle_moved(rows: Labels, corpus: ChunkSource, findings: list[dict[str, Any]], named: dict[str, LiveChunk],
-                  contiguous: bool, elsewhere: Found | None) -> None:
+                  contiguous: bool, elsewhere: Found | None, rebuilt: Mapping[str, _Document]) -> None:
     """The labels still ORPHANED whose text is long enough, looked for in every other
     document (``moves``; with ``elsewhere``, its answers): found in one, MERGED or SPLIT there,
     reported as ``cross_document``; found in several, left ORPHANED with ``found_in`` each of
@@ -282,20 +286,21 @@ def _settle_moved(rows: Labels, corpus: ChunkSource, findings: list[dict[str, An
             asked[position] = 1
     if not any(asked):
         return
-    texts: dict[str, str] = {}
+    texts: dict[str, tuple[str, set[str]]] = {}
     shas: dict[int, str] = {}
     for position, row in zip(range(len(findings)), rows):
         if asked[position] and row.get("chunk_text") is not None:
             text = _comparable(row["chunk_text"])
             if len(text) >= SHORTEST:
                 shas[position] = sha = normalized_sha(normalize(row["chunk_text"]))
-                texts[sha] = text
+                texts.setdefault(sha, (text, set()))[1].add(row["doc_uri"])
     if not texts:
         return
     if elsewhere is not None:
         moved = elsewhere.moved
     else:
-        moved = find_moved(_documents(corpus, contiguous), texts)
+        moved = find_moved((rebuilt.get(chunks[0].doc_uri) or chunks for chunks in _documents(corpus, contiguous)),
+                           texts)
     for position, sha in shas.items():
         finding = findings[position]
         hits = {doc_uri: hit for doc_uri, hit in moved.get(sha, {}).items() if doc_uri != finding["doc_uri"]}
@@ -482,22 +487,27 @@ def _settle_by_hash(wants: _Wants, found: _HashPass) -> tuple[dict[str, LiveChun
 
 def _settle_by_text(texts: dict[int, str], corpus: ChunkSource, findings: list[dict[str, Any]],
                     named: dict[str, LiveChunk], pending: dict[str, list[int]],
-                    orphaned: dict[str, list[LiveChunk]] | None, contiguous: bool = False) -> None:
+                    orphaned: dict[str, list[LiveChunk]] | None, contiguous: bool = False,
+                    rebuilt: dict[str, _Document] | None = None) -> None:
     """The second pass: the chunks of the pending labels' documents only, each document's text
     rebuilt once and every pending label's text looked for in it (MERGED, SPLIT, or ORPHANED
     after all); into ``orphaned`` (when given) the chunks of the documents that still hold an
     ORPHANED label. A streamed snapshot whose documents came as runs (``contiguous``) settles each document as
-    its run ends, holding its chunks only; otherwise every pending document's are gathered."""
+    its run ends, holding its chunks only; otherwise every pending document's are gathered.
+    Into ``rebuilt`` (when given) each document that was rebuilt."""
     for chunks in _documents(corpus, contiguous, pending):
-        _settle_document(texts, findings, named, pending, orphaned, chunks)
+        document = _settle_document(texts, findings, named, pending, orphaned, chunks)
+        if rebuilt is not None and document is not None:
+            rebuilt[document.chunks[0].doc_uri] = document
 
 
 def _settle_document(texts: dict[int, str], findings: list[dict[str, Any]], named: dict[str, LiveChunk],
                      pending: dict[str, list[int]], orphaned: dict[str, list[LiveChunk]] | None,
-                     document_chunks: list[LiveChunk]) -> None:
-    """One pending document's labels looked for in its chunks (``_settle_by_text``)."""
+                     document_chunks: list[LiveChunk]) -> _Document | None:
+    """One pending document's labels looked for in its chunks (``_settle_by_text``); the
+    document, when it had to be rebuilt."""
     if not document_chunks:
-        return
+        return None
     doc_uri = document_chunks[0].doc_uri
     positions = pending[doc_uri]
     texts = {position: texts.pop(position) for position in positions}  # the texts held are the unsettled ones'
@@ -512,7 +522,7 @@ def _settle_document(texts: dict[int, str], findings: list[dict[str, Any]], name
         rest = [position for position in positions
                 if not _merged(findings[position], texts[position], chunks, pieces_of, named)]
         if not rest:
-            return
+            return None
     if document is None:
         document = _rebuild(chunks, pieces)
     if len(rest) * len(document.text) > _SCAN_BUDGET:
@@ -522,6 +532,7 @@ def _settle_document(texts: dict[int, str], findings: list[dict[str, Any]], name
         _resolve(findings[position], texts[position], document, named)
         if orphaned is not None and findings[position]["status"] == "ORPHANED":
             orphaned[doc_uri] = document_chunks
+    return document
 
 
 def _result(findings: list[dict[str, Any]], fingerprints: frozenset[str], corpus_fingerprint: str | None,

@@ -12,7 +12,7 @@ the text's keys: most documents are looked at by a bitmap lookup per window and 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from typing import Any
 
 from goldkeeper.core.drift.anchors import _ANCHOR_K, _Anchors, window_keys
@@ -42,59 +42,76 @@ def text_keys(text: str) -> tuple[int, ...]:
 
 
 class _Wanted:
-    """The texts looked for, indexed by key: a bitmap of their keys' low bits, the keys sorted,
-    and each text by its smallest key."""
+    """The texts looked for (each with the documents it is not looked for in: its labels' own),
+    indexed by key: a bitmap of the keys' low bits, the distinct keys sorted, and for each key
+    the texts that have it (``by_key``, from ``starts[i]`` to ``starts[i + 1]``)."""
 
-    def __init__(self, texts: Mapping[str, str]) -> None:
+    def __init__(self, texts: Mapping[str, tuple[str, Collection[str]]]) -> None:
         import numpy as np
 
-        self.texts = {name: text for name, text in texts.items() if len(text) >= SHORTEST}
-        self.keys = {name: text_keys(text) for name, text in self.texts.items()}
-        self.by_first: dict[int, list[str]] = {}
-        for name, keys in self.keys.items():
-            self.by_first.setdefault(keys[0], []).append(name)
-        every = np.fromiter({key for keys in self.keys.values() for key in keys}, dtype=np.uint64)
-        self.sorted = np.sort(every)
+        kept = [(name, text, homes) for name, (text, homes) in texts.items() if len(text) >= SHORTEST]
+        self.names = [name for name, _, _ in kept]
+        self.texts = [text for _, text, _ in kept]
+        self.homes = [homes for _, _, homes in kept]
+        keys = [text_keys(text) for text in self.texts]
+        self.needed = np.array([len(k) for k in keys], dtype=np.int64)
+        flat = np.fromiter((key for k in keys for key in k), dtype=np.uint64, count=int(self.needed.sum()))
+        owners = np.repeat(np.arange(len(keys), dtype=np.int64), self.needed)
+        order = np.argsort(flat, kind="stable")
+        self.keys, first = np.unique(flat[order], return_index=True)
+        self.starts = np.append(first, len(flat)).astype(np.int64)
+        self.by_key = owners[order]
         self.bitmap = np.zeros(1 << _FILTER_BITS, dtype=bool)
-        self.bitmap[(every & np.uint64((1 << _FILTER_BITS) - 1)).astype(np.intp)] = True
+        self.bitmap[(flat & np.uint64((1 << _FILTER_BITS) - 1)).astype(np.intp)] = True
 
-    def present(self, text: str, starts: Any) -> list[set[int]]:
-        """For each document of a batch (``text``: their texts joined by NUL, ``starts``:
-        where each begins), which wanted keys its windows have."""
+    def candidates(self, text: str, starts: Any) -> tuple[list[int], list[int]]:
+        """For a batch of documents (``text``: their texts joined by NUL, ``starts``: where
+        each begins), the (document, text) pairs where the document has every key of the
+        text, in numpy: windows screened by the bitmap, then looked up exactly; each
+        document's distinct keys spread to the texts that have them, and counted."""
         import numpy as np
 
-        keys = window_keys(text)
-        at = np.flatnonzero(self.bitmap[(keys & np.uint64((1 << _FILTER_BITS) - 1)).astype(np.intp)])
-        values = keys[at]
-        real = np.isin(values, self.sorted)
-        at, values = at[real], values[real]
-        owners = np.searchsorted(starts, at, "right") - 1
-        present: list[set[int]] = [set() for _ in range(len(starts))]
-        for owner, value in zip(owners.tolist(), values.tolist()):
-            present[owner].add(value)
-        return present
+        windows = window_keys(text)
+        # A key is the smallest of its stretch, so most windows are above every key: one
+        # comparison drops them before the bitmap's scattered reads.
+        at = np.flatnonzero(windows <= self.keys[-1])
+        at = at[self.bitmap[(windows[at] & np.uint64((1 << _FILTER_BITS) - 1)).astype(np.intp)]]
+        values = windows[at]
+        index = np.minimum(np.searchsorted(self.keys, values), len(self.keys) - 1)
+        real = self.keys[index] == values
+        documents = np.searchsorted(starts, at[real], "right") - 1
+        distinct = np.unique(documents * len(self.keys) + index[real])
+        documents, index = distinct // len(self.keys), distinct % len(self.keys)
+        counts = self.starts[index + 1] - self.starts[index]
+        total = int(counts.sum())
+        spread = np.repeat(self.starts[index] - np.cumsum(counts) + counts, counts) + np.arange(total)
+        pairs, held = np.unique(np.repeat(documents, counts) * len(self.names) + self.by_key[spread],
+                                return_counts=True)
+        whole = pairs[held == self.needed[pairs % len(self.names)]]
+        return (whole // len(self.names)).tolist(), (whole % len(self.names)).tolist()
 
-    def candidates(self, present: set[int]) -> list[str]:
-        """The texts whose every key is present."""
-        return [name for key in present for name in self.by_first.get(key, ())
-                if all(other in present for other in self.keys[name])]
 
-
-def find_moved(documents: Iterable[list[LiveChunk]], texts: Mapping[str, str]) -> dict[str, dict[str, Hit]]:
-    """Every document (each given as its live chunks) whose rebuilt text holds a wanted text
-    (``texts``: name -> comparable text; shorter than ``SHORTEST``: not looked for), and how:
-    name -> doc_uri -> ``Hit``."""
+def find_moved(documents: Iterable[list[LiveChunk] | _Document], texts: Mapping[str, tuple[str, Collection[str]]],
+               ) -> dict[str, dict[str, Hit]]:
+    """Every document (each given as its live chunks, or rebuilt already) whose rebuilt text
+    holds a wanted text,
+    and how: name -> doc_uri -> ``Hit``. ``texts``: name -> (comparable text, the documents
+    not to look in: its labels' own, searched already); a text shorter than ``SHORTEST`` is not
+    looked for."""
     wanted = _Wanted(texts)
     found: dict[str, dict[str, Hit]] = {}
-    if not wanted.texts:
+    if not wanted.names:
         return found
     batch: list[_Document] = []
     size = 0
-    for chunks in documents:
-        chunks, pieces, spaced = _texts(_in_order(chunks))
-        if not chunks:
-            continue
-        document = _rebuild(chunks, pieces, spaced)
+    for given in documents:
+        if isinstance(given, _Document):
+            document = given
+        else:
+            chunks, pieces, spaced = _texts(_in_order(given))
+            if not chunks:
+                continue
+            document = _rebuild(chunks, pieces, spaced)
         batch.append(document)
         size += len(document.text) + 1
         if size >= _BATCH_CHARACTERS:
@@ -106,20 +123,22 @@ def find_moved(documents: Iterable[list[LiveChunk]], texts: Mapping[str, str]) -
 
 
 def _search(batch: list[_Document], wanted: _Wanted, found: dict[str, dict[str, Hit]]) -> None:
-    """Look for the wanted texts in a batch of documents: each is searched for those of its
-    candidates (``_Wanted.candidates``) whose keys it has."""
+    """Look for the wanted texts in a batch of documents: each is searched for the texts whose
+    keys it has all of (``_Wanted.candidates``), but not for those it is a home of."""
     import numpy as np
 
     starts = np.cumsum([0] + [len(document.text) + 1 for document in batch[:-1]], dtype=np.int64)
-    for document, present in zip(batch, wanted.present("\x00".join(d.text for d in batch), starts)):
-        names = wanted.candidates(present) if present else []
-        if not names:
-            continue
-        if len(names) * len(document.text) > _SCAN_BUDGET:
+    by_document: dict[int, list[int]] = {}
+    for document, name in zip(*wanted.candidates("\x00".join(d.text for d in batch), starts)):
+        if batch[document].chunks[0].doc_uri not in wanted.homes[name]:
+            by_document.setdefault(document, []).append(name)
+    for index, names in by_document.items():
+        document = batch[index]
+        if document.anchors is None and len(names) * len(document.text) > _SCAN_BUDGET:
             document.anchors = _Anchors(document.text)
             document.look_up([wanted.texts[name] for name in names])
         doc_uri = document.chunks[0].doc_uri
         for name in names:
             hit = document.locate(wanted.texts[name])
             if hit is not None:
-                found.setdefault(name, {})[doc_uri] = hit
+                found.setdefault(wanted.names[name], {})[doc_uri] = hit
