@@ -23,9 +23,7 @@ from typing import Any
 from prefect import flow, task
 from prefect.cache_policies import NO_CACHE
 from prefect.task_runners import ThreadPoolTaskRunner
-from prefect.utilities.annotations import quote
 
-from goldkeeper.core.drift import Found, merge_found
 from goldkeeper.core.intervals import BootstrapSpec
 from goldkeeper.core.scoring import QueryValues, aggregate, merge_query_values
 from goldkeeper.io.files import line_ranges
@@ -38,7 +36,6 @@ from goldkeeper.io.partitioned import (
     merge_counts,
     merge_outputs,
     partition_labels,
-    put_exchange,
     require_shared_storage,
     score_partition,
     source_groups,
@@ -91,23 +88,13 @@ def split_labels(judgments_url: str, work_url: str, partitions: int, piece: int,
 
 
 @task(**_RETRY)
-def classify_one(work_url: str, partition: int, counts: list[int], elsewhere_url: str | None = None):
-    return classify_partition(work_url, partition, counts, elsewhere_url)
+def classify_one(work_url: str, partition: int, counts: list[int], partitions: int | None = None):
+    return classify_partition(work_url, partition, counts, partitions)
 
 
 @task(**_RETRY)
-def park(work_url: str, name: str, value: Any) -> str:
-    return put_exchange(work_url, name, value)
-
-
-@task(**_RETRY)
-def find_unsettled(work_url: str, partition: int, asks_url: str) -> Found:
-    return find_in_partition(work_url, partition, asks_url)
-
-
-def _answers_for(found: Found, ids: set[str], shas: set[str]) -> Found:
-    return Found(found.live & ids, {sha: chunk for sha, chunk in found.best.items() if sha in shas},
-                 {sha: hits for sha, hits in found.moved.items() if sha in shas})
+def find_unsettled(work_url: str, partition: int, partitions: int) -> list[int]:
+    return find_in_partition(work_url, partition, partitions)
 
 
 @task(**_RETRY)
@@ -134,22 +121,11 @@ def drift_partitioned(judgments_url: str, corpus_url: str, work_url: str, partit
     counts = [future.result() for future in split]
     first = [future.result() for future in [classify_one.submit(work_url, p, counts) for p in range(partitions)]]
     parts = [part for part, _ in first]
-    ids = set().union(*(asked[0] for _, asked in first))
-    shas = set().union(*(asked[1] for _, asked in first))
-    texts: dict[str, tuple[str, set[str]]] = {}
-    for _, asked in first:
-        for sha, (text, homes) in asked[2].items():
-            texts.setdefault(sha, (text, set()))[1].update(homes)
-    if ids or shas:
-        asks_url = park(work_url, "asks", quote((ids, shas, texts)))
-        found = merge_found(future.result() for future in
-                            [find_unsettled.submit(work_url, p, asks_url) for p in range(partitions)])
-        again = {}
-        for p, (_, (own_ids, own_shas, _)) in enumerate(first):
-            answers = _answers_for(found, own_ids, own_shas)
-            if answers.live or answers.best or answers.moved:  # else nothing elsewhere changes this partition
-                again[p] = classify_one.submit(work_url, p, counts, park(work_url, f"answers-p{p:04d}", quote(answers)))
-        for p, future in again.items():
+    if any(asked for _, asked in first):
+        # Asks and answers go through the work directory: the flow process holds neither.
+        again = set().union(*(future.result() for future in
+                              [find_unsettled.submit(work_url, p, partitions) for p in range(partitions)]))
+        for p, future in [(p, classify_one.submit(work_url, p, counts, partitions)) for p in sorted(again)]:
             parts[p], _ = future.result()
     urls = {kind: future.result() for kind, future in
             [(kind, merge_output.submit(work_url, kind, partitions)) for kind in OUTPUTS]}

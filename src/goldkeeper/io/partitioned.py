@@ -10,8 +10,8 @@ cluster) and can be retried alone. The layout under a work URL:
     corpus/p0003/from-00001.keys.npz   64-bit keys of their ids and text hashes
     corpus/p0003/manifest.json         partition 3 as a sharded snapshot (its pieces)
     labels/p0003.jsonl                 the labels of partition 3, canonical, in input order
-    exchange/asks.pickle               ids and hashes no partition could settle alone, and
-    exchange/answers-p0003.pickle      what the other partitions hold of partition 3's
+    exchange/asks-p0003.pickle         ids, hashes and texts partition 3 could not settle alone
+    exchange/found-p0003.pickle        what partition 3's chunks hold of every partition's asks
 
 Scoring partitions by a hash of query id instead (``split_labels_by_query``, ``split_run``,
 ``score_partition``): every query's labels and run entry meet in one partition, which gives
@@ -48,6 +48,7 @@ from goldkeeper.core.drift import (
     drift_summary,
     find,
     fixed_rows,
+    merge_found,
     partition_of,
     unsettled,
 )
@@ -76,6 +77,7 @@ __all__ = [
     "OUTPUTS",
     "PartitionedDrift",
     "classify_partition",
+    "exchange_url",
     "find_in_partition",
     "map_corpus",
     "merge_counts",
@@ -84,7 +86,6 @@ __all__ = [
     "partition_labels",
     "partition_positions",
     "positions_url",
-    "put_exchange",
     "remove_work",
     "require_shared_storage",
     "score_partition",
@@ -318,37 +319,35 @@ def output_url(work_url: str, kind: str, partition: int | None = None) -> str:
     return _join(work_url, "out" if partition is None else "parts", name)
 
 
-def _pickled_url(work_url: str, name: str) -> str:
-    return _join(work_url, "exchange", name + ".pickle")
+def exchange_url(work_url: str, kind: str, partition: int) -> str:
+    """Where a partition's asks (``kind`` "asks": what its labels still need from the others)
+    or its answers ("found": what its chunks hold of everyone's asks) are parked between the
+    rounds. Only goldkeeper's own values are written here, and read back by the same run."""
+    return _join(work_url, "exchange", f"{kind}-p{partition:04d}.pickle")
 
 
-def put_exchange(work_url: str, name: str, value: Any) -> str:
-    """Park a large value between rounds (the asks, one partition's answers) in the work
-    directory; tasks get its URL, which keeps big sets out of task parameters (Prefect would
-    walk them; Dask would treat tuples in them as tasks). Only goldkeeper's own values are
-    written here, and read back by the same run."""
-    url = _pickled_url(work_url, name)
+def _put_exchange(url: str, value: Any) -> None:
     with open_write_atomic(url) as handle:
         handle.write(pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL))  # type: ignore[attr-defined]
-    return url
 
 
 def _get_exchange(url: str) -> Any:
     return pickle.loads(read_bytes(url))
 
 
-def classify_partition(work_url: str, partition: int, counts: Sequence[int], elsewhere_url: str | None = None,
-                       ) -> tuple[dict[str, Any], tuple[set[str], set[str], dict[str, str]]]:
-    """Classify one partition's labels against its chunks (with what other partitions found
-    for it, on the second round: ``elsewhere_url`` from ``put_exchange``), and write its
-    findings, queue items (candidates from its own documents, or the named chunks) and fixed
-    labels for the merge (``OUTPUTS``). Returns its counts (``merge_counts`` sums them) and the
-    ids, hashes and texts of its labels still unsettled (``unsettled``): nothing that grows
-    with its labels but those."""
+def classify_partition(work_url: str, partition: int, counts: Sequence[int], partitions: int | None = None,
+                       ) -> tuple[dict[str, Any], bool]:
+    """Classify one partition's labels against its chunks, and write its findings, queue items
+    (candidates from its own documents, or the named chunks) and fixed labels for the merge
+    (``OUTPUTS``). On the first round (no ``partitions``) it writes what its unsettled labels
+    ask of the others (``unsettled``: ids, hashes, texts) to its asks file; on the second it
+    classifies again with what the ``partitions`` partitions found for those asks
+    (``find_in_partition``'s files). Returns its counts (``merge_counts`` sums them) and whether
+    it asked anything: nothing that grows with its labels, so the flow process holds none."""
     labels, corpus = _partition(work_url, partition, len(counts))
     # The first round looks across documents in its own partition only through ``find``, as
     # every partition does, so that a text found in several partitions is never guessed.
-    elsewhere = _get_exchange(elsewhere_url) if elsewhere_url else Found()
+    elsewhere = Found() if partitions is None else _answers(work_url, partition, partitions)
     result, queue = classify_and_queue(labels, corpus, elsewhere=elsewhere)
     positions = partition_positions(work_url, partition, counts)
     flagged = [at for at, finding in zip(positions, result.findings, strict=True)
@@ -362,7 +361,24 @@ def classify_partition(work_url: str, partition: int, counts: Sequence[int], els
     counts_of = {"summary": result.summary, "fingerprints": sorted(result.fingerprints),
                  "corpus_chunks": result.corpus_chunks, "corpus_documents": result.corpus_documents,
                  "documents": result.documents}
-    return counts_of, unsettled(labels, result)
+    asked = False
+    if partitions is None:
+        asks = unsettled(labels, result)
+        asked = any(asks)
+        _put_exchange(exchange_url(work_url, "asks", partition), asks)
+    return counts_of, asked
+
+
+def _answers(work_url: str, partition: int, partitions: int) -> Found:
+    """What every partition found for this one's asks, merged (``merge_found``)."""
+    ids, shas, _ = _get_exchange(exchange_url(work_url, "asks", partition))
+    found = merge_found(_get_exchange(exchange_url(work_url, "found", p)) for p in range(partitions))
+    return _answers_for(found, ids, shas)
+
+
+def _answers_for(found: Found, ids: set[str], shas: set[str]) -> Found:
+    return Found(found.live & ids, {sha: chunk for sha, chunk in found.best.items() if sha in shas},
+                 {sha: hits for sha, hits in found.moved.items() if sha in shas})
 
 
 def merge_outputs(work_url: str, kind: str, partitions: int) -> str:
@@ -419,12 +435,20 @@ def merge_counts(parts: Sequence[dict[str, Any]]) -> dict[str, Any]:
                                 key=lambda entry: entry["doc_uri"])}
 
 
-def find_in_partition(work_url: str, partition: int, asks_url: str) -> Found:
-    """What one partition's chunks hold of the asked ids, text hashes and texts (``(ids, shas,
-    texts)`` at ``asks_url``, as ``unsettled`` gives them). The pieces' key files are checked
-    first: without texts, the chunks are read only when some asked key is there (a 64-bit
-    collision costs a read, never a wrong answer), and only for the asks that matched."""
-    ids, shas, texts = _get_exchange(asks_url)
+def find_in_partition(work_url: str, partition: int, partitions: int) -> list[int]:
+    """What one partition's chunks hold of every partition's asks (their asks files, as
+    ``classify_partition`` wrote them: ids, text hashes and texts), written to its found file
+    for the second round. The pieces' key files are checked first: without texts, the chunks
+    are read only when some asked key is there (a 64-bit collision costs a read, never a wrong
+    answer), and only for the asks that matched. Returns the partitions it found something
+    for (their second round is needed)."""
+    asks = [_get_exchange(exchange_url(work_url, "asks", p)) for p in range(partitions)]
+    ids = set().union(*(ask[0] for ask in asks))
+    shas = set().union(*(ask[1] for ask in asks))
+    texts: dict[str, tuple[str, set[str]]] = {}
+    for ask in asks:
+        for sha, (text, homes) in ask[2].items():
+            texts.setdefault(sha, (text, set()))[1].update(homes)
     corpus = ShardedCorpus(_join(partition_dir(work_url, partition), MANIFEST), checked=True)
     have_ids: list[Any] = []
     have_shas: list[Any] = []
@@ -434,7 +458,10 @@ def find_in_partition(work_url: str, partition: int, asks_url: str) -> Found:
             have_shas.append(keys["shas"])
     ids = _present(ids, have_ids)
     shas = _present(shas, have_shas)
-    return find(corpus, ids, shas, texts) if ids or shas or texts else Found()
+    found = find(corpus, ids, shas, texts) if ids or shas or texts else Found()
+    _put_exchange(exchange_url(work_url, "found", partition), found)
+    return [p for p, (asked_ids, asked_shas, _) in enumerate(asks)
+            if found.live & asked_ids or any(sha in asked_shas for sha in (*found.best, *found.moved))]
 
 
 def _present(asked: set[str], have: list[Any]) -> set[str]:
