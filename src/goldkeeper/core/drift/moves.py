@@ -22,7 +22,7 @@ from goldkeeper.core.drift.rebuild import _Document, _in_order, _rebuild, _texts
 #: The shortest text looked for in other documents (one window). Shorter ones stay ORPHANED.
 SHORTEST = _ANCHOR_K
 _KEYS = 4  # stretches of a text, each giving one key
-_BATCH_CHARACTERS = 1 << 21  # document text hashed per numpy pass
+_BATCH_CHARACTERS = 1 << 20  # document text hashed per numpy pass (and label text, for keys)
 _FILTER_BITS = 24  # a bitmap of 16M entries (16 MB) screens every window before an exact lookup
 _SCAN_BUDGET = 1 << 25  # characters str.find may scan per document before anchors pay off
 
@@ -30,15 +30,44 @@ _SCAN_BUDGET = 1 << 25  # characters str.find may scan per document before ancho
 Hit = tuple[str, list[LiveChunk]]
 
 
-def text_keys(text: str) -> tuple[int, ...]:
-    """A text's keys: the smallest window key of each of up to ``_KEYS`` stretches of its
-    windows, sorted, without repeats; () for a text shorter than a window."""
+def _keys_of(texts: list[str]) -> list[tuple[int, ...]]:
+    """Each text's keys: the smallest window key of each of up to ``_KEYS`` stretches of its
+    windows (a text shorter than a window has none); the texts are hashed a batch of about
+    ``_BATCH_CHARACTERS`` at a time (``_batch_keys``)."""
+    out: list[tuple[int, ...]] = []
+    first = size = 0
+    for end, text in enumerate(texts, 1):
+        size += len(text)
+        if size >= _BATCH_CHARACTERS or end == len(texts):
+            out += _batch_keys(texts[first:end])
+            first, size = end, 0
+    return out
+
+
+def _batch_keys(texts: list[str]) -> list[tuple[int, ...]]:
+    """``_keys_of`` a batch: one numpy pass over the texts' concatenation, the windows that
+    straddle two texts left out."""
     import numpy as np
 
-    keys = window_keys(text)
-    if not len(keys):
-        return ()
-    return tuple(sorted({int(part.min()) for part in np.array_split(keys, min(_KEYS, len(keys)))}))
+    lengths = np.array([len(text) for text in texts], dtype=np.int64)
+    starts = np.concatenate(([0], np.cumsum(lengths)[:-1]))
+    windows = np.maximum(lengths - _ANCHOR_K + 1, 0)
+    parts = np.minimum(windows, _KEYS)
+    # Stretch j of a text of n windows in p parts starts at j * n // p (every stretch non-empty).
+    owner = np.repeat(np.arange(len(texts)), parts)
+    index = np.arange(int(parts.sum())) - np.repeat(np.cumsum(parts) - parts, parts)
+    firsts = starts[owner] + index * windows[owner] // parts[owner]
+    ends = starts[owner] + (index + 1) * windows[owner] // parts[owner]
+    keys = window_keys("".join(texts))
+    # reduceat over [first, next first): the last stretch of a text runs to its own end only,
+    # so each text's end is a boundary too (its minimum ignored).
+    bounds = np.unique(np.concatenate((firsts, ends)))
+    bounds = bounds[bounds < len(keys)]
+    minima = dict(zip(bounds.tolist(), np.minimum.reduceat(keys, bounds).tolist())) if len(bounds) else {}
+    out: list[list[int]] = [[] for _ in texts]
+    for who, first in zip(owner.tolist(), firsts.tolist()):
+        out[who].append(minima[first])
+    return [tuple(sorted(set(found))) for found in out]
 
 
 class _Wanted:
@@ -53,7 +82,7 @@ class _Wanted:
         self.names = [name for name, _, _ in kept]
         self.texts = [text for _, text, _ in kept]
         self.homes = [homes for _, _, homes in kept]
-        keys = [text_keys(text) for text in self.texts]
+        keys = _keys_of(self.texts)
         self.needed = np.array([len(k) for k in keys], dtype=np.int64)
         flat = np.fromiter((key for k in keys for key in k), dtype=np.uint64, count=int(self.needed.sum()))
         owners = np.repeat(np.arange(len(keys), dtype=np.int64), self.needed)
