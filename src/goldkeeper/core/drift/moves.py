@@ -165,7 +165,7 @@ def _search(batch: list[_Document], wanted: _Wanted, found: dict[str, dict[str, 
         document = batch[index]
         if document.anchors is None and len(names) * len(document.text) > _SCAN_BUDGET:
             document.anchors = _Anchors(document.text)
-            document.look_up([wanted.texts[name] for name in names])
+        document.look_up([wanted.texts[name] for name in names])  # with anchors (built here or before), at once
         doc_uri = document.chunks[0].doc_uri
         for name in names:
             hit = document.locate(wanted.texts[name])
