@@ -18,7 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import goldkeeper
-from goldkeeper.core.drift import Corpus, LiveChunk, anchors, classification, classify, moves, rebuild
+from goldkeeper.core.drift import Corpus, LiveChunk, anchors, classify, moves, rebuild
 
 WORDS = ["refund", "plan", "annual", "monthly", "billing", "date", "the", "a", "is", "of", "cancel",
          "credit", "enterprise", "contract", "within", "days", "sso", "audit", "log", "s", "so"]
@@ -189,8 +189,8 @@ def test_fast_classifier_agrees_with_brute_force(documents, old_size, old_overla
     assert classify(rows, Corpus(new[::-1])).findings == result.findings
     # So does the anchored search that long documents with many pending labels use, and the
     # search of other documents when it batches documents and screens windows with few keys.
-    with patch.object(classification, "_SCAN_BUDGET", 0), patch.object(anchors, "_ANCHOR_EVERY", 2), \
-            patch.object(anchors, "_ANCHOR_K", 3), patch.object(moves, "_SCAN_BUDGET", 0), \
+    with patch.object(rebuild, "_SCAN_BUDGET", 0), patch.object(anchors, "_ANCHOR_EVERY", 2), \
+            patch.object(anchors, "_ANCHOR_K", 3), \
             patch.object(moves, "_BATCH_CHARACTERS", 1), patch.object(moves, "_FILTER_BITS", 2):
         assert classify(rows, Corpus(new)).findings == result.findings
     # The document map: every labeled document gone, and where its labels' texts went.

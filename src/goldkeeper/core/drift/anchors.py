@@ -1,6 +1,6 @@
 """Content-defined anchors: rolling-hash shingles of a text, about one position in
 ``_ANCHOR_EVERY``, so that a long label text is found in a long document without scanning it
-from every start (classification uses them past its ``_SCAN_BUDGET``)."""
+from every start (a rebuilt document builds them past ``rebuild._SCAN_BUDGET``)."""
 
 from __future__ import annotations
 

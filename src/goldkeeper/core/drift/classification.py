@@ -9,7 +9,7 @@ from collections.abc import Callable, Collection, Container, Iterable, Iterator,
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from goldkeeper.core.drift.anchors import _Anchors
+from goldkeeper.core.drift import rebuild
 from goldkeeper.core.drift.corpus import ChunkSource, Corpus, LiveChunk, _batches, _comparable
 from goldkeeper.core.drift.moves import SHORTEST, Hit, find_moved
 from goldkeeper.core.drift.rebuild import _Document, _in_order, _Pieces, _rebuild, _seamless, _texts
@@ -20,7 +20,6 @@ if TYPE_CHECKING:
     from goldkeeper.models.judgment import Judgment
 
 
-_SCAN_BUDGET = 1 << 25  # characters str.find may scan per document before anchors pay off
 
 
 @dataclass
@@ -514,7 +513,7 @@ def _settle_document(texts: dict[int, str], findings: list[dict[str, Any]], name
     chunks, pieces, spaced = _texts(_in_order(document_chunks))
     rest = positions
     document = _seamless(chunks, pieces, spaced)  # cheap, when it exists: no need to avoid it
-    if document is None and len(positions) * (sum(map(len, pieces)) + len(pieces)) <= _SCAN_BUDGET:
+    if document is None and len(positions) * (sum(map(len, pieces)) + len(pieces)) <= rebuild._SCAN_BUDGET:
         # A text inside one chunk is MERGED with no need of the rebuilt document: a
         # chunk's span in it holds an occurrence exactly when its piece does. (Past
         # the budget, the rebuilt document's anchors find texts without scanning.)
@@ -525,9 +524,7 @@ def _settle_document(texts: dict[int, str], findings: list[dict[str, Any]], name
             return None
     if document is None:
         document = _rebuild(chunks, pieces)
-    if len(rest) * len(document.text) > _SCAN_BUDGET:
-        document.anchors = _Anchors(document.text)
-        document.look_up([texts[position] for position in rest])
+    document.look_up([texts[position] for position in rest])
     for position in rest:
         _resolve(findings[position], texts[position], document, named)
         if orphaned is not None and findings[position]["status"] == "ORPHANED":

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable, Mapping
 from typing import Any
 
-from goldkeeper.core.drift.anchors import _ANCHOR_K, _Anchors, window_keys
+from goldkeeper.core.drift.anchors import _ANCHOR_K, window_keys
 from goldkeeper.core.drift.corpus import LiveChunk
 from goldkeeper.core.drift.rebuild import _Document, _in_order, _rebuild, _texts
 
@@ -24,7 +24,6 @@ SHORTEST = _ANCHOR_K
 _KEYS = 4  # stretches of a text, each giving one key
 _BATCH_CHARACTERS = 1 << 20  # document text hashed per numpy pass (and label text, for keys)
 _FILTER_BITS = 24  # a bitmap of 16M entries (16 MB) screens every window before an exact lookup
-_SCAN_BUDGET = 1 << 25  # characters str.find may scan per document before anchors pay off
 
 #: Where a text was found in one document: ("MERGED", [chunk]) or ("SPLIT", [pieces]).
 Hit = tuple[str, list[LiveChunk]]
@@ -163,9 +162,7 @@ def _search(batch: list[_Document], wanted: _Wanted, found: dict[str, dict[str, 
             by_document.setdefault(document, []).append(name)
     for index, names in by_document.items():
         document = batch[index]
-        if document.anchors is None and len(names) * len(document.text) > _SCAN_BUDGET:
-            document.anchors = _Anchors(document.text)
-        document.look_up([wanted.texts[name] for name in names])  # with anchors (built here or before), at once
+        document.look_up([wanted.texts[name] for name in names])
         doc_uri = document.chunks[0].doc_uri
         for name in names:
             hit = document.locate(wanted.texts[name])

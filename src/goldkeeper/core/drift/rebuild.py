@@ -19,6 +19,7 @@ if TYPE_CHECKING:
 
 
 _OVERLAP_WINDOW = 4096
+_SCAN_BUDGET = 1 << 25  # characters str.find may scan per document before anchors pay off
 _SURE_OVERLAP = 8  # shorter overlaps between neighbours count only on word boundaries
 
 
@@ -75,7 +76,11 @@ class _Document:
     """Occurrences looked up ahead through the anchors (``look_up``)."""
 
     def look_up(self, wanted: list[str]) -> None:
-        """Find the texts about to be asked for through the anchors, all in one batch."""
+        """Find the texts about to be asked for: through the anchors, all in one batch, when
+        scanning the text for each would cost more than ``_SCAN_BUDGET`` (the anchors are
+        built then, once per document)."""
+        if self.anchors is None and len(wanted) * len(self.text) > _SCAN_BUDGET:
+            self.anchors = _Anchors(self.text)
         if self.anchors is not None:
             unique = list(dict.fromkeys(wanted))
             self.found.update(zip(unique, self.anchors.find_many(self.text, unique)))
