@@ -25,6 +25,7 @@ from prefect.states import Completed, Failed, State
 
 from goldkeeper.core.drift import drift_counts
 from goldkeeper.core.intervals import BootstrapSpec
+from goldkeeper.core.rejudge import Waiting
 from goldkeeper.core.reporting import apply_error_budget, build_report
 from goldkeeper.core.scoring import build_qrels, score
 from goldkeeper.core.trend import attribute_change, gate_thresholds, gated_metrics, trend_points, with_queued_found
@@ -220,7 +221,7 @@ def attribute(rows: list[dict[str, Any]], previous: dict[str, Any], document: di
 
 
 @task(timeout_seconds=120)
-def show(suite: str, document: dict[str, Any], report_url: str, points: list[dict[str, Any]], queued: int,
+def show(suite: str, document: dict[str, Any], report_url: str, points: list[dict[str, Any]], waiting: Waiting,
          queue_url: str | None, bracket, attribution, storage_url: str) -> dict[str, str]:
     """Summaries as artifacts under stable keys, so the UI keeps their history; the chart and
     the suite's page on storage beside the report. The pages' URLs."""
@@ -230,7 +231,7 @@ def show(suite: str, document: dict[str, Any], report_url: str, points: list[dic
     create_table_artifact(key=f"goldkeeper-{slug}-metrics", table=metric_rows(document),
                           description=f"{suite}: {document['verdict']['status']}, metrics at 4 decimals")
     summary = summary_markdown(suite, document, report_link=browser_link(report_url), report_location=report_url,
-                               queued=queued, queue_location=queue_url, bracket=bracket,
+                               waiting=waiting, queue_location=queue_url, bracket=bracket,
                                point=points[-1] if points else None, attribution=attribution)
     create_markdown_artifact(key=f"goldkeeper-{slug}-summary", markdown=summary,
                              description=f"{suite}: verdict, reasons and next steps")
@@ -330,12 +331,13 @@ def evaluate(
     if point is not None and point["previous"] is not None:
         point["previous_entry"] = history[point["previous"]]
     items = read_queue_items(queue_url) if queue_url else []
-    queued = sum(1 for item in items if item.get("action") == "rejudge")
-    bracket = bracket_queued(rows, run, items, k, threshold, metrics, document) if queued and run is not None else None
+    waiting = Waiting.of(items)
+    bracket = (bracket_queued(rows, run, items, k, threshold, metrics, document) if waiting.rejudge and run is not None
+               else None)
     attribution = None
     if point is not None and point["judgments_changed"] and rows is not None and metrics:
         attribution = attribute(rows, point["previous_entry"], document, metrics)
-    pages = show(suite, document, report_url, points, queued, queue_url, bracket, attribution, storage_url)
+    pages = show(suite, document, report_url, points, waiting, queue_url, bracket, attribution, storage_url)
     outcome = {"suite": suite, "verdict": document["verdict"]["status"], "message": verdict_line(document),
                "report_url": report_url, "reasons": document["verdict"]["reasons"], "cached": found is not None,
                "pages": pages, "bracket": bracket, "attribution": attribution}

@@ -32,6 +32,7 @@ from prefect.states import State
 
 from goldkeeper.core.drift import classify, fixed_rows, rejudgment_queue
 from goldkeeper.core.judgments import dump_rows
+from goldkeeper.core.rejudge import Waiting
 from goldkeeper.dashboard import drift_markdown
 from goldkeeper.errors import GoldkeeperError
 from goldkeeper.io.files import read_bytes
@@ -225,15 +226,16 @@ def on_reindex(
     queue_url = publish_rejudgment_queue(storage_url, suite, items, stamp)
     if config is not None and config.corpus_url != corpus_url:
         record_corpus(storage_url, config, corpus_url)
-    queued = sum(1 for item in items if item.get("action") == "rejudge")
-    show_drift(suite, summary, moved, queued, version, queue_url, documents)
-    signal_lifecycle(suite, summary, moved, queued, version, queue_url)
+    waiting = Waiting.of(items)
+    show_drift(suite, summary, moved, waiting, version, queue_url, documents)
+    signal_lifecycle(suite, summary, moved, waiting, version, queue_url)
     if not run_urls:
         get_run_logger().warning(f"{suite}: no run to score (configure them: goldkeeper suite set {suite} --run URL)")
     states = _evaluate_runs(suite, run_urls, storage_url, k, gates, corpus_url, queue_url, partitions, cluster, workers)
-    print(f"{suite}: {summary}; re-anchored {moved}; queued {len(items)}")
+    print(f"{suite}: {summary}; re-anchored {moved}; {waiting}")
     outcome = {"suite": suite, "corpus_url": corpus_url, "drift": summary, "reanchored": moved,
-               "judgments_version": version, "queue_url": queue_url, "evaluations": {url: outcome_of(state) for url, state in states.items()}}
+               "judgments_version": version, "queue_url": queue_url,
+               "waiting": {"to_rejudge": waiting.rejudge, "to_confirm": waiting.review}, "evaluations": {url: outcome_of(state) for url, state in states.items()}}
     return _rolled_up(suite, outcome)
 
 
@@ -286,19 +288,20 @@ def evaluation_suite(suite: str, run_url: str, run_urls: list[str]) -> str:
 
 
 @task(timeout_seconds=60)
-def show_drift(suite: str, summary: dict[str, Any], moved: int, queued: int, version: str | None,
+def show_drift(suite: str, summary: dict[str, Any], moved: int, waiting: Waiting, version: str | None,
                queue_url: str | None, documents: list[dict[str, Any]]) -> None:
     create_markdown_artifact(key=f"goldkeeper-{suite_slug(suite)}-drift",
-                             markdown=drift_markdown(suite, summary, moved, queued, version, queue_url, documents),
+                             markdown=drift_markdown(suite, summary, moved, waiting, version, queue_url, documents),
                              description=f"{suite}: drift after re-index")
 
 
 @task(timeout_seconds=60)
-def signal_lifecycle(suite: str, summary: dict[str, Any], moved: int, queued: int, version: str | None,
+def signal_lifecycle(suite: str, summary: dict[str, Any], moved: int, waiting: Waiting, version: str | None,
                      queue_url: str | None) -> None:
     """Events for what the re-index found: drift (always), a queue opened, a new version."""
-    signal("goldkeeper.drift.found", suite, {**summary, "reanchored": moved, "queued": queued})
-    if queued:
-        signal("goldkeeper.queue.opened", suite, {"items": queued, "queue_url": queue_url})
+    kinds = {"to_rejudge": waiting.rejudge, "to_confirm": waiting.review}
+    signal("goldkeeper.drift.found", suite, {**summary, "reanchored": moved, "queued": waiting.total, **kinds})
+    if waiting.total:
+        signal("goldkeeper.queue.opened", suite, {"items": waiting.total, **kinds, "queue_url": queue_url})
     if version:
         signal("goldkeeper.judgments.versioned", suite, {"version_url": version, "reanchored": moved})

@@ -5,10 +5,13 @@
               -> evaluate_suite
 
 The flow pauses (as a deployment run it suspends; called directly it pauses in place) with a
-form for a batch of the suite's pending queue items. Above the form, markdown shows each
-item's query, the text that was judged, why it needs a person and each candidate's text with
-what it shares with the judged text in bold; the form asks, per candidate, for a grade (0 to
-the suite's top grade, or not graded yet), and once for the reviewer's name. Graded answers
+form for a batch (5 by default) of the suite's pending queue items. Each text stands with the
+field that answers it: the item's query, why it needs a person and the text that was judged
+above its first candidate, each candidate's text (what it shares with the judged text in bold)
+above its grades. Every field is a switch: per candidate one per grade above 0, per item "none
+of these" (the label is removed), and the reviewer's name once. Answers that contradict
+themselves or a name that will not do are not taken: the form is asked again, filled with
+what was given and the problems written at its top (``ask``). Graded answers
 become one label per chunk graded above 0 (``core.rejudge.grade_answers``), checked like
 `goldkeeper queue apply`'s and merged into a new judgments version with compare-and-swap.
 The answers are kept on storage as queue-answer lines (what `queue apply` reads), and the
@@ -24,13 +27,14 @@ restarted run finds the answers already given for the batches before and goes on
 from __future__ import annotations
 
 import hashlib
+import itertools
 from datetime import datetime, timezone
-from typing import Any, Literal
+from typing import Any
 
 from goldkeeper.flows.faults import content_kept_out, retry_faults, storage_root
 from goldkeeper.flows.lifecycle import evaluate_suite, read_suite_config
 from goldkeeper.flows.signals import signal
-from prefect import flow, task
+from prefect import flow, get_run_logger, task
 from prefect.artifacts import create_markdown_artifact
 from prefect.cache_policies import NO_CACHE
 from prefect.context import FlowRunContext
@@ -39,8 +43,24 @@ from prefect.input import RunInput
 from pydantic import Field, create_model
 
 from goldkeeper.core.judgments import dump_judgments, parse_judgments
-from goldkeeper.core.rejudge import AppliedAnswers, apply_answers, check_answers, grade_answers, pending_items, walked
-from goldkeeper.dashboard import queue_markdown, rejudge_markdown
+from goldkeeper.core.rejudge import (
+    AppliedAnswers,
+    Waiting,
+    apply_answers,
+    check_answers,
+    grade_answers,
+    pending_items,
+    reviewer_problem,
+    walked,
+)
+from goldkeeper.dashboard import (
+    batch_markdown,
+    candidate_markdown,
+    description_blocks,
+    grade_words,
+    item_markdown,
+    queue_markdown,
+)
 from goldkeeper.io.snapshots import open_corpus
 from goldkeeper.io.storage import (
     current_judgments_url,
@@ -52,58 +72,86 @@ from goldkeeper.io.storage import (
     write_judgments_version,
 )
 
-__all__ = ["answer_form", "grades_of", "rejudge"]
-
-NOT_GRADED = "not graded yet"
+__all__ = ["answer_form", "ask", "grades_of", "rejudge"]
 
 
-class _Reviewer(RunInput):
-    reviewer: str = Field(
-        min_length=1, max_length=80, pattern=r"^\s*[^\s\x00-\x1f][^\x00-\x1f]*$", title="Who is answering?",
-        description="Your name, recorded with each answer as human:your name (for example: alice smith).")
+def _grade_field(n: int, j: int, grade: int) -> str:
+    return f"item_{n}_{j}_{grade}"
 
 
-def _grades(max_grade: int) -> tuple[str, ...]:
-    top = "fully answers the query" if max_grade > 1 else "answers the query"
-    middle = [str(g) for g in range(1, max_grade)]
-    return (NOT_GRADED, "0: does not answer it", *middle, f"{max_grade}: {top}")
+def answer_form(items: list[dict[str, Any]], max_grade: int, header: str,
+                given: dict[str, Any] | None = None) -> type[RunInput]:
+    """A RunInput in which every text a reviewer must read stands in the description of the
+    field that answers it (Prefect renders a field's description as markdown in the modal's
+    scroll area; the modal's own description is squeezed to nothing at ordinary heights). All
+    fields are switches, which work with a mouse (Prefect's select opens only from the
+    keyboard), but the name:
 
+    - ``reviewer``, described by ``header`` (the batch, how to answer it, what was wrong);
+    - per item n and candidate j, one switch per grade g above 0, ``item_<n>_<j>_<g>`` (the item's
+      query, status and judged text above its first candidate, each candidate's text above its
+      first grade);
+    - per item, ``item_<n>_none``: no candidate answers it, or, without candidates, the label is
+      gone (either way the label is removed);
+    - ``stop``: no batch after this one.
 
-def _short(text: str, limit: int = 60) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 3] + "..."
+    ``given``: values to fill in (the answers of a form asked again). ``with_initial_data``
+    would drop the fields' titles and descriptions.
+    """
+    given = given or {}
 
+    def switch(name: str, title: str, description: str | None = None) -> tuple[type, Any]:
+        return bool, Field(bool(given.get(name, False)), title=title,
+                           **({"description": description} if description else {}))
 
-def answer_form(items: list[dict[str, Any]], max_grade: int) -> type[RunInput]:
-    """A RunInput asking, per item and candidate, for a grade (field ``item_<n>_<j>``, from 1)
-    and, for an item without candidates, whether to remove its label (``item_<n>_remove``);
-    then whether to stop after this batch. The field titles are questions; the numbers match
-    the markdown above the form."""
-    fields: dict[str, Any] = {}
-    grades = _grades(max_grade)
+    # No pattern or length on the name: Prefect's UI leaves its modal open without a word when
+    # the server refuses a value, so the flow checks it (core.rejudge.reviewer_problem) and asks
+    # again with the problem written in the form.
+    fields: dict[str, Any] = {"reviewer": (str, Field(str(given.get("reviewer") or ""), title="Who is answering?",
+                                                      description=header))}
     for n, item in enumerate(items, start=1):
-        about = _short(item.get("query") or f"query {item['query_id']}")
+        about = item_markdown(n, len(items), item)
         candidates = item.get("candidates") or []
-        for j, _ in enumerate(candidates, start=1):
-            fields[f"item_{n}_{j}"] = (Literal[grades], Field(
-                NOT_GRADED, title=f"{n}.{j}: how well does candidate {n}.{j} answer \u201c{about}\u201d?"))
-        if not candidates:
-            fields[f"item_{n}_remove"] = (bool, Field(
-                False, title=f"{n}: no live chunk carries what was judged for \u201c{about}\u201d. Remove the label?"))
-    fields["stop"] = (bool, Field(False, title="Stop after this batch?",
-                                  description="Otherwise the next batch of the queue follows."))
-    return create_model("RejudgeAnswers", __base__=_Reviewer, **fields)
+        for j in range(1, len(candidates) + 1):
+            text = description_blocks(about if j == 1 else "", candidate_markdown(n, j, item))
+            for grade in range(1, max_grade + 1):
+                name = _grade_field(n, j, grade)
+                fields[name] = switch(name, f"{n}.{j} {grade_words(grade, max_grade)}", text if grade == 1 else None)
+        fields[f"item_{n}_none"] = switch(
+            f"item_{n}_none", f"{n}: none of these candidates answers it (remove the label)" if candidates
+            else f"{n}: no live chunk carries it; remove the label", None if candidates else about)
+    fields["stop"] = switch("stop", "Stop after this batch?", "Otherwise the next batch of the queue follows.")
+    return create_model("RejudgeAnswers", __base__=RunInput, **fields)
 
 
-def grades_of(answers: Any, items: list[dict[str, Any]]) -> tuple[list[list[int | None]], list[bool]]:
-    """The form's answers as grades per candidate (None: not graded) and removals per item."""
-    def grade(choice: str) -> int | None:
-        return None if choice == NOT_GRADED else int(choice.split(":", 1)[0])
+def grades_of(answers: Any, items: list[dict[str, Any]], max_grade: int,
+              ) -> tuple[list[list[int | None]], list[bool], list[str]]:
+    """The form's switches as grades per candidate (None: not graded) and removals per item,
+    and what is contradictory in them, in words (two grades for one candidate; a removal with
+    a grade): while any is, nothing is taken."""
+    grades: list[list[int | None]] = []
+    removed: list[bool] = []
+    problems: list[str] = []
+    for n, item in enumerate(items, start=1):
+        gone = bool(getattr(answers, f"item_{n}_none", False))
+        given: list[int | None] = []
+        for j in range(1, len(item.get("candidates") or []) + 1):
+            on = [g for g in range(1, max_grade + 1) if getattr(answers, _grade_field(n, j, g), False)]
+            if len(on) > 1:
+                problems.append(f"{n}.{j}: {len(on)} grades are switched on ({', '.join(map(str, on))}); "
+                                "keep the one it deserves")
+            if on and gone:
+                problems.append(f"{n}.{j}: it is graded {on[-1]}, and item {n} says none of its candidates answers "
+                                "it; switch one of them off")
+            given.append(on[-1] if on else (0 if gone else None))
+        grades.append(given)
+        removed.append(gone)
+    return grades, removed, problems
 
-    grades = [[grade(getattr(answers, f"item_{n}_{j}")) for j in range(1, len(item.get("candidates") or []) + 1)]
-              for n, item in enumerate(items, start=1)]
-    removed = [bool(getattr(answers, f"item_{n}_remove", False)) for n in range(1, len(items) + 1)]
-    return grades, removed
+
+def given_answers(answers: Any) -> dict[str, Any]:
+    """The values a reviewer gave, to fill the form again when it is asked again."""
+    return {name: getattr(answers, name) for name in type(answers).model_fields if name not in RunInput.model_fields}
 
 
 # What storage holds now, read afresh each batch (and after a suspended run restarts): never
@@ -174,6 +222,29 @@ def _wait_for(form: type[RunInput], key: str, timeout: int, poll_interval: int):
     return pause_flow_run(wait_for_input=form, timeout=timeout, poll_interval=poll_interval, key=key)
 
 
+def ask(suite: str, items: list[dict[str, Any]], waiting: Waiting, max_grade: int, key: str, reviewer: str,
+        timeout: int, poll_interval: int) -> tuple[Any, list[dict[str, Any]], list[str]]:
+    """Pause for a batch's answers until they can be taken: a name that will do and no
+    contradiction. Otherwise the form is asked again (under the next key, so a restarted run
+    finds each answer where it was given) filled with what was given and the problems written
+    above it. The answers, their rows and the items skipped."""
+    given: dict[str, Any] = {"reviewer": reviewer}
+    problems: list[str] = []
+    for attempt in itertools.count(1):
+        form = answer_form(items, max_grade, batch_markdown(suite, len(items), waiting, max_grade, problems), given)
+        answers = _wait_for(form, key if attempt == 1 else f"{key}-{attempt}", timeout, poll_interval)
+        name = reviewer_problem(answers.reviewer)
+        grades, removed, problems = grades_of(answers, items, max_grade)
+        problems = ([f"Who is answering? {name}"] if name else []) + problems
+        if not problems:
+            rows, skipped = grade_answers(items, grades, removed, f"human:{' '.join(answers.reviewer.split())}", _now())
+            return answers, rows, skipped
+        get_run_logger().error(f"{suite}: the answers were not taken, and the form is asked again: "
+                               + "; ".join(problems))
+        given = given_answers(answers)
+    raise AssertionError("unreachable: itertools.count does not end")
+
+
 def _now() -> str:
     return datetime.now(timezone.utc).replace(microsecond=0).isoformat().replace("+00:00", "Z")
 
@@ -183,15 +254,17 @@ def rejudge(
     suite: str,
     storage_url: str | None = None,
     corpus_url: str | None = None,
-    batch: int = 10,
+    batch: int = 5,
     timeout: int = 86_400,
     poll_interval: int = 10,
     evaluate_after: bool = True,
+    reviewer: str = "",
 ) -> dict[str, Any]:
     """Pause for people's answers on the suite's pending queue, ``batch`` items at a time,
     and write each batch's answers into a new judgments version; then evaluate the suite again
     (``evaluate_after``, when it has runs configured). ``corpus_url`` defaults to the suite's
-    configured live corpus. Returns the counts, the versions and the answers' URLs."""
+    configured live corpus; ``reviewer`` fills the form's name (each batch after the first is
+    filled with the name given before). Returns the counts, the versions and the answers' URLs."""
     storage_url = storage_root(storage_url)
     if batch < 1:
         raise ValueError(f"rejudge: batch is at least 1, got {batch}")
@@ -200,24 +273,23 @@ def rejudge(
     if not corpus_url:
         raise ValueError(f"rejudge: suite '{suite}' has no live corpus configured; give corpus_url")
     done: dict[str, Any] = {"answered": 0, "replaced": 0, "removed": 0, "versions": [], "answers": [], "left": None}
+    left: list[dict[str, Any]] = []
     while True:
         queue_url, queued = read_queue(storage_url, suite)
         data, sha = read_judgments(storage_url, suite)
         labels = parse_judgments(data, current_judgments_url(storage_url, suite))
         pending = pending_items(queued, labels)
         show_queue(suite, pending, queue_url)
-        done["left"] = len(pending)
+        done["left"], left = len(pending), pending
         if not pending:
             print(f"{suite}: nothing waits for a person in {queue_url}")
             break
         items = pending[:batch]
         grades = config.max_grade if config else max(1, max(label.relevance for label in labels))
         key = "answers-" + hashlib.sha256("\n".join(i["item_id"] for i in items).encode()).hexdigest()[:16]
-        form = answer_form(items, grades).with_initial_data(description=rejudge_markdown(suite, items, len(pending), grades))
-        print(f"{suite}: waiting for answers on {len(items)} of {len(pending)} pending item(s) of {queue_url}")
-        answers = _wait_for(form, key, timeout, poll_interval)
-        reviewer = " ".join(answers.reviewer.split())
-        rows, skipped = grade_answers(items, *grades_of(answers, items), f"human:{reviewer}", _now())
+        print(f"{suite}: waiting for answers on {len(items)} item(s); {Waiting.of(pending)}, in {queue_url}")
+        answers, rows, skipped = ask(suite, items, Waiting.of(pending), grades, key, reviewer, timeout, poll_interval)
+        reviewer = answers.reviewer
         applied = _apply(storage_url, suite, corpus_url, labels, sha, items, rows) if rows else None
         if applied is not None:
             done["answered"] += len(items) - len(skipped)
@@ -237,7 +309,7 @@ def rejudge(
     create_markdown_artifact(
         key=f"goldkeeper-{suite_slug(suite)}-rejudge",
         markdown=(f"### goldkeeper re-judgment: {suite}\n\n{done['answered']} item(s) answered: {done['replaced']} "
-                  f"label(s) re-judged, {done['removed']} removed; {done['left']} left in the queue. New judgments "
+                  f"label(s) re-judged, {done['removed']} removed; now {Waiting.of(left)}. New judgments "
                   f"version(s): {', '.join(f'`{v}`' for v in done['versions']) or 'none'}.\n"),
         description=f"{suite}: re-judgment",
     )

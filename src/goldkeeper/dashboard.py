@@ -16,14 +16,20 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from goldkeeper.core.gates import parse_gate
+from goldkeeper.core.rejudge import Waiting, overlap
 from goldkeeper.core.trend import gate_thresholds, gated_metrics
 from goldkeeper.render import report_markdown
 
 __all__ = [
+    "NOTHING_WAITS",
+    "batch_markdown",
+    "candidate_markdown",
+    "description_blocks",
     "drift_markdown",
+    "grade_words",
+    "item_markdown",
     "metric_rows",
     "queue_markdown",
-    "rejudge_markdown",
     "suite_page",
     "summary_markdown",
     "trend_chart_svg",
@@ -92,13 +98,16 @@ def metric_rows(document: Mapping[str, Any]) -> list[dict[str, str]]:
     return rows
 
 
+NOTHING_WAITS = Waiting(0, 0)
+
+
 def _table(header: Sequence[str], rows: Sequence[Sequence[str]], right: Sequence[bool] | None = None) -> list[str]:
     right = right or [False] * len(header)
     return ["| " + " | ".join(header) + " |", "|" + "|".join("---:" if r else "---" for r in right) + "|",
             *("| " + " | ".join(str(cell) for cell in row) + " |" for row in rows)]
 
 
-def drift_markdown(suite: str, summary: Mapping[str, Any], reanchored: int, queued: int,
+def drift_markdown(suite: str, summary: Mapping[str, Any], reanchored: int, waiting: Waiting,
                    version: str | None, queue_location: str | None,
                    documents: Sequence[Mapping[str, Any]] = ()) -> str:
     """The drift after a re-index, before and after the fix, in words; and the pages that
@@ -117,13 +126,13 @@ def drift_markdown(suite: str, summary: Mapping[str, Any], reanchored: int, queu
              f"Of {total} labels, {summary['valid']} still pointed at the text they were written for. "
              f"goldkeeper re-anchored {reanchored}"
              + (f" in a new judgments version (`{version}`)" if version else "")
-             + f"; {queued} are queued for a person and count as misses until answered.", "",
+             + f"; {waiting}" + ("; those to re-judge count as misses until answered." if waiting.rejudge else "."), "",
              *_table(["labels", "before the fix", "after the fix"], [(r[0], r[1], r[2]) for r in rows], [False, True, True]),
              "",
              f"Labels that no longer match the live corpus: {summary['invalid_ratio']:.1%} before the fix, "
              f"{(stale_after / total if total else 0):.1%} after.", ""]
     lines += document_moves(documents)
-    lines += _next_steps(suite, queued, queue_location, [], None)
+    lines += _next_steps(suite, waiting, queue_location, [], None)
     return "\n".join(lines).rstrip("\n") + "\n"
 
 
@@ -174,8 +183,6 @@ def _escaped(text: str) -> str:
 
 def _marked(judged: str | None, text: str) -> str:
     """A candidate's text with what it shares with the judged text in bold."""
-    from goldkeeper.core.rejudge import overlap
-
     if not judged:
         return _escaped(text)
     out = []
@@ -188,37 +195,71 @@ def _marked(judged: str | None, text: str) -> str:
     return "".join(out)
 
 
-def rejudge_markdown(suite: str, items: Sequence[Mapping[str, Any]], waiting: int, max_grade: int) -> str:
-    """What a reviewer reads above the re-judgment form: per item, the query, the text that
-    was judged, why it needs a person, and each candidate's text with the words it shares with
-    the judged text in bold. Item n and candidate j here are the form's question n.j."""
-    lines = [f"### Re-judge {len(items)} of {waiting} waiting label(s): {suite}", "",
-             f"For each numbered item, grade every candidate chunk from 0 (does not answer the query) to "
-             f"{max_grade} (fully answers it); a chunk graded above 0 becomes a label. Grading every candidate 0 "
-             "says no live chunk carries it (the label is removed). Leave an item blank to skip it: it comes back "
-             "after the rest of the queue.", ""]
-    for n, item in enumerate(items, start=1):
-        query = item.get("query")
-        lines += [f"#### {n}. {_escaped(query) if query else 'query ' + _escaped(item['query_id'])}", "",
-                  f"Query id `{item['query_id']}`, document `{item['doc_uri']}`; "
-                  f"**{item['status']}**: {_WHY.get(item['status'], 'needs a person')}.", ""]
-        judged = item.get("chunk_text")
-        by = f" by {_escaped(item['labeled_by'])}" if item.get("labeled_by") else ""
-        if judged:
-            lines += [f"Judged text (graded {item['relevance']}{by}):", "", f"> {_escaped(judged).strip()}", ""]
-        else:
-            lines += [f"Judged text: not kept (graded {item['relevance']}{by}; only its hash "
-                      f"`{(item.get('text_sha') or 'none')[:16]}` was recorded).", ""]
-        candidates = item.get("candidates") or []
-        if not candidates:
-            lines += ["No live chunk of its document shares its words: answer whether to remove the label.", ""]
-        for j, candidate in enumerate(candidates, start=1):
-            share = candidate.get("coverage")
-            about = f", holds {share:.0%} of the judged words" if share is not None else ""
-            place = f"chunk {candidate['ordinal']} of " if candidate.get("ordinal") is not None else ""
-            lines += [f"**Candidate {n}.{j}** ({place}`{candidate['doc_uri']}`{about}):", "",
-                      f"> {_marked(judged, candidate.get('text') or '').strip() or '_(no text kept)_'}", ""]
-    return "\n".join(lines).rstrip("\n") + "\n"
+def grade_words(grade: int, max_grade: int) -> str:
+    """A grade above 0 on the suite's scale, in words, as the form's switches name it."""
+    if max_grade == 1:
+        return "answers the query"
+    if grade == max_grade:
+        return f"fully answers the query ({grade} of {max_grade})"
+    return f"answers it in part ({grade} of {max_grade})"
+
+
+#: Blocks of a form field's description: Prefect's UI runs paragraphs separated by one blank
+#: line together (a quote swallows what follows it); two blank lines keep them apart.
+_BLOCK = "\n\n\n"
+
+
+def batch_markdown(suite: str, shown: int, waiting: Waiting, max_grade: int, problems: Sequence[str] = ()) -> str:
+    """What a reviewer reads first, above the name: which batch this is of what waits, how to
+    answer it, and what was wrong with the answers sent last (``problems``: nothing was kept)."""
+    blocks = []
+    if problems:
+        blocks += ["**Not saved: change what is said here, then submit again.**",
+                   "\n".join(f"- {_escaped(problem)}" for problem in problems)]
+    grades = "switch on the grade it deserves" if max_grade > 1 else "switch it on if it answers the query"
+    blocks += [f"#### Re-judge {shown} of the {waiting.total} waiting in {_escaped(suite)} ({waiting.kinds()})",
+               f"Each item below shows its query, the text that was judged and why it needs you. Under each "
+               f"candidate chunk's text, {grades}; leave it off when it does not answer the query. Switch on "
+               "*none of these* when no candidate answers it: the label is removed. An item left untouched is "
+               "skipped and comes back after the rest of the queue.",
+               "Your name is recorded with each answer, as human:*your name*."]
+    return _BLOCK.join(blocks) + "\n"
+
+
+def item_markdown(n: int, count: int, item: Mapping[str, Any]) -> str:
+    """Item ``n`` of a batch of ``count``, as the reviewer reads it before its candidates: the
+    query, what kind of answer is asked, why, and the text that was judged."""
+    query = item.get("query")
+    ask = "confirm" if item.get("action") == "review" else "re-judge"
+    blocks = [f"#### Item {n} of {count}: {_escaped(query) if query else 'query ' + _escaped(item['query_id'])}",
+              f"To {ask}. **{item['status']}**: {_WHY.get(item['status'], 'needs a person')}. Query id "
+              f"`{item['query_id']}`, document `{item['doc_uri']}`."]
+    judged = item.get("chunk_text")
+    by = f" by {_escaped(item['labeled_by'])}" if item.get("labeled_by") else ""
+    if judged:
+        blocks += [f"Judged text (graded {item['relevance']}{by}):", f"> {_escaped(judged).strip()}"]
+    else:
+        blocks += [f"Judged text: not kept (graded {item['relevance']}{by}; only its hash "
+                   f"`{(item.get('text_sha') or 'none')[:16]}` was recorded)."]
+    if not item.get("candidates"):
+        blocks += ["No live chunk of its document shares its words: say whether to remove the label."]
+    return _BLOCK.join(blocks) + "\n"
+
+
+def candidate_markdown(n: int, j: int, item: Mapping[str, Any]) -> str:
+    """Candidate ``j`` of item ``n``: where it is and its text, with the words it shares with
+    the judged text in bold."""
+    candidate = item["candidates"][j - 1]
+    share = candidate.get("coverage")
+    about = f", holds {share:.0%} of the judged words" if share is not None else ""
+    place = f"chunk {candidate['ordinal']} of " if candidate.get("ordinal") is not None else ""
+    text = _marked(item.get("chunk_text"), candidate.get("text") or "").strip() or "_(no text kept)_"
+    return _BLOCK.join([f"**Candidate {n}.{j}** ({place}`{candidate['doc_uri']}`{about}):", f"> {text}"]) + "\n"
+
+
+def description_blocks(*parts: str) -> str:
+    """Field descriptions one after the other, kept apart (see ``_BLOCK``)."""
+    return _BLOCK.join(part.strip("\n") for part in parts if part) + "\n"
 
 
 def queue_markdown(suite: str, pending: Sequence[Mapping[str, Any]], queue_location: str | None, shown: int = 20) -> str:
@@ -226,29 +267,31 @@ def queue_markdown(suite: str, pending: Sequence[Mapping[str, Any]], queue_locat
     if not pending:
         return (f"### Re-judgment queue: {suite}\n\nNothing waits for a person: every queued label was answered"
                 + (f" (`{queue_location}`)" if queue_location else "") + ".\n")
-    rows = [(str(n), _escaped(i.get("query") or i["query_id"]), i["status"], str(len(i.get("candidates") or [])))
+    rows = [(str(n), _escaped(i.get("query") or i["query_id"]), "confirm" if i.get("action") == "review" else "re-judge",
+             i["status"], str(len(i.get("candidates") or [])))
             for n, i in enumerate(pending[:shown], start=1)]
     lines = [f"### Re-judgment queue: {suite}", "",
-             f"{len(pending)} label(s) wait for a person and score as misses until answered"
-             + (f" (`{queue_location}`)" if queue_location else "") + ". Next:", "",
-             *_table(["#", "query", "status", "candidates"], rows, [True, False, False, True])]
+             f"{str(Waiting.of(pending)).capitalize()}"
+             + (f", in `{queue_location}`" if queue_location else "")
+             + ". Those to re-judge score as misses until answered. Next:", "",
+             *_table(["#", "query", "to", "status", "candidates"], rows, [True, False, False, False, True])]
     if len(pending) > shown:
         lines += ["", f"... and {len(pending) - shown} more."]
     return "\n".join(lines) + "\n"
 
 
-def _queue_step(suite: str, queued: int, queue_location: str | None) -> str:
+def _queue_step(suite: str, waiting: Waiting, queue_location: str | None) -> str:
     where = f" (`{queue_location}`)" if queue_location else ""
-    return (f"Re-judge the {queued} queued label(s){where}: run the `goldkeeper-rejudge` flow for suite "
-            f"`{suite}` from the Prefect UI and answer its form, or `goldkeeper queue apply` with a file of answers. "
-            "Until then they score as misses.")
+    return (f"{str(waiting).capitalize()}{where}: run the `goldkeeper-rejudge` flow for suite "
+            f"`{suite}` from the Prefect UI and answer its form, or `goldkeeper queue apply` with a file of answers."
+            + (" Until then those to re-judge score as misses." if waiting.rejudge else ""))
 
 
-def _next_steps(suite: str, queued: int, queue_location: str | None, steps: list[str], document: Mapping[str, Any] | None,
-                ) -> list[str]:
+def _next_steps(suite: str, waiting: Waiting, queue_location: str | None, steps: list[str],
+                document: Mapping[str, Any] | None) -> list[str]:
     found = []
-    if queued:
-        found.append(_queue_step(suite, queued, queue_location))
+    if waiting.total:
+        found.append(_queue_step(suite, waiting, queue_location))
     found += steps
     if document is not None:
         missing = document.get("missing_queries") or []
@@ -273,7 +316,7 @@ def summary_markdown(
     *,
     report_link: str | None,
     report_location: str,
-    queued: int = 0,
+    waiting: Waiting = NOTHING_WAITS,
     queue_location: str | None = None,
     bracket: Mapping[str, Mapping[str, float]] | None = None,
     point: Mapping[str, Any] | None = None,
@@ -287,7 +330,7 @@ def summary_markdown(
     steps: list[str] = []
     if bracket:
         lines += ["#### What the queued labels can explain", "",
-                  f"{queued} label(s) wait for a person and score as misses. Each gated metric as scored, "
+                  f"{waiting.rejudge} label(s) to re-judge score as misses. Each gated metric as scored, "
                   "and as it would be if every queued label were found (at the top of its query's ranking):", "",
                   *_table(["metric", "scored", "if every queued label is found", "at most explained"],
                           [(m, _f(b["scored"]), _f(b["found"]), _f(b["found"] - b["scored"])) for m, b in bracket.items()],
@@ -317,7 +360,7 @@ def summary_markdown(
                                for m, a in attribution["metrics"].items()], [False, True, True, True]), ""]
         elif attribution.get("note"):
             lines += [f"Not attributed to labels or retriever: {attribution['note']}.", ""]
-    lines += _next_steps(suite, queued, queue_location, steps, document)
+    lines += _next_steps(suite, waiting, queue_location, steps, document)
     lines.append(f"Full report: [open it]({report_link})" if report_link
                  else f"Full report on storage: `{report_location}`")
     return "\n".join(lines).rstrip("\n") + "\n"

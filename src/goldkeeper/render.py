@@ -6,6 +6,7 @@ import sys
 from collections import Counter
 from typing import TYPE_CHECKING, Any
 
+from goldkeeper.core.rejudge import Waiting
 from goldkeeper.models.frames import labelled
 
 if TYPE_CHECKING:
@@ -343,16 +344,16 @@ def drift_next(summary: dict[str, Any], judgments: str, corpus: str, *, fixed: b
 
     base = f"goldkeeper drift -j {quote(judgments)} -c {quote(corpus)}"
     recoverable = summary["re_anchorable"] + summary["merged"]
-    needs_person = summary["split"] + summary["orphaned"]
+    waiting = Waiting(summary["split"] + summary["orphaned"], summary["merged"])  # what the queue holds
     steps = []
     if recoverable and not fixed:
         steps.append(f"next: {base} --fix, to re-anchor the {recoverable} recoverable label(s)")
-    if needs_person and queue is None:
-        steps.append(f"next: {base} --queue queue.jsonl, to list the {needs_person} label(s) a person must "
-                     "re-judge, with candidates")
-    elif needs_person:
-        steps.append(f"next: answer {quote(queue or '')}, then goldkeeper queue apply -j {quote(judgments)} "
-                     f"--queue {quote(queue or '')} --answers answers.jsonl -c {quote(corpus)}")
+    if waiting.total and queue is None:
+        steps.append(f"next: {base} --queue queue.jsonl, to list with candidates what waits for a person: "
+                     f"{waiting.total} ({waiting.kinds()})")
+    elif waiting.total:
+        steps.append(f"next: answer {quote(queue or '')}, where {waiting}; then goldkeeper queue apply -j "
+                     f"{quote(judgments)} --queue {quote(queue or '')} --answers answers.jsonl -c {quote(corpus)}")
     if not steps:
         steps.append(f"next: goldkeeper score -j {quote(judgments)} -r RUN, to score a run on labels that hold")
     return steps

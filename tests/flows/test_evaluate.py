@@ -383,16 +383,25 @@ def test_rejudge_pauses_for_a_form_refuses_invalid_answers_and_writes_a_new_vers
     run_id = found[0].id
     orphan = next(i for i in items if i["status"] == "ORPHANED")
     assert not orphan["candidates"]
-    # The split's first piece graded 2, its second 0; the orphan (no candidate) removed.
-    answers = {"reviewer": "ana", "item_1_1": "2: fully answers the query", "item_1_2": "0: does not answer it",
-               "item_2_remove": True}
+    # The split's first piece graded 2, its second left off; the orphan (no candidate) removed.
+    answers = {"reviewer": "ana", "item_1_1_2": True, "item_2_none": True}
     assert [i["item_id"] for i in items] == [split["item_id"], orphan["item_id"]]
-    with pytest.raises(RuntimeError, match="Cannot resume"):
-        resume_flow_run(run_id, run_input={**answers, "item_1_1": "7"})
-    with pytest.raises(RuntimeError, match="Cannot resume"):
-        resume_flow_run(run_id, run_input={**answers, "reviewer": "  "})
+    with pytest.raises(RuntimeError, match="Cannot resume"):  # not a switch's value: the server refuses it
+        resume_flow_run(run_id, run_input={**answers, "item_1_1_2": "7"})
+    with pytest.raises(RuntimeError, match="Cannot resume"):  # no such field
+        resume_flow_run(run_id, run_input={**answers, "item_1_1": "2"})
     assert asyncio.run(paused()), "an invalid answer must leave the run paused"
-    resume_flow_run(run_id, run_input=answers)
+    # Answers the server takes but the flow cannot: a blank name, two grades for one piece. The
+    # form is asked again, filled with them, the problems written at its top; nothing is written.
+    first = found[0].state.state_details.run_input_keyset["schema"]
+    resume_flow_run(run_id, run_input={**answers, "reviewer": "  ", "item_1_1_1": True})
+    again = _asked_again(run_id, first)
+    header = again["properties"]["reviewer"]["description"]
+    assert "Not saved" in header and "your name is empty" in header
+    assert "1.1: 2 grades are switched on \\(1, 2\\); keep the one it deserves" in header  # markdown, escaped
+    assert again["properties"]["item_1_1_1"]["default"] is True and again["properties"]["item_2_none"]["default"] is True
+    assert read_current_judgments(root, "drifted")[0] == (case / "judgments.jsonl").read_bytes()
+    resume_flow_run(run_id, run_input={**answers, "item_1_1_1": False})  # what is left out keeps the form's value
     worker.join(120)
     assert outcome["replaced"] == 1 and outcome["removed"] == 1 and outcome["left"] == 0
     from tests.flows.test_verdicts import events_about
@@ -409,6 +418,23 @@ def test_rejudge_pauses_for_a_form_refuses_invalid_answers_and_writes_a_new_vers
     (kept,) = outcome["answers"]
     lines = [json.loads(line) for line in (tmp_path / kept.removeprefix(f"file://{tmp_path}/")).read_text().splitlines()]
     assert [(a["chunk_id"], a["relevance"]) for a in lines] == [(split["candidates"][0]["chunk_id"], 2), ("none", 0)]
+
+
+def _asked_again(run_id, before: str, timeout: float = 120) -> dict:
+    """The schema of the form a paused run asks next, once it is not ``before`` (a keyset key)."""
+    import time
+
+    from prefect.client.orchestration import get_client
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        with get_client(sync_client=True) as client:
+            state = client.read_flow_run(run_id).state
+            keys = state.state_details.run_input_keyset if state and state.is_paused() else None
+            if keys and keys["schema"] != before:
+                return json.loads(client.read_flow_run_input(run_id, keys["schema"]))
+        time.sleep(0.5)
+    raise AssertionError(f"the run was not paused for another form: {state}")
 
 
 def test_a_storage_failure_mid_lifecycle_keeps_the_previous_version_and_a_rerun_succeeds(prefect_server, tmp_path):

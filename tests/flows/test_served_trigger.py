@@ -262,11 +262,14 @@ def test_a_served_rejudge_run_suspends_batch_after_batch_and_walks_the_whole_que
         def state():
             return _read(server, lambda client: client.read_flow_run(run.id)).state
 
-        def suspended(waiting: list[str]):
-            """Until the run is suspended with ``waiting`` as the queue's pending items."""
+        def suspended(waiting: list[str], other_than: str | None = None):
+            """Until the run is suspended with ``waiting`` as the queue's pending items (for a
+            form other than the one keyed ``other_than``)."""
             deadline = time.monotonic() + 120
             while time.monotonic() < deadline:
-                if state().name == "Suspended" and [i["item_id"] for i in read_latest_queue(root, "served")[1]] == waiting:
+                now = state()
+                if (now.name == "Suspended" and [i["item_id"] for i in read_latest_queue(root, "served")[1]] == waiting
+                        and now.state_details.run_input_keyset["schema"] != other_than):
                     return
                 time.sleep(1)
             raise AssertionError((state(), read_latest_queue(root, "served")))
@@ -276,11 +279,16 @@ def test_a_served_rejudge_run_suspends_batch_after_batch_and_walks_the_whole_que
             with pytest.raises(RuntimeError, match="Cannot resume"):
                 resume_flow_run(run.id, run_input={"reviewer": "bo", "item_1_1": "3"})
             assert state().name == "Suspended"
-            resume_flow_run(run.id, run_input={"reviewer": "bo smith", "item_1_1": "1", "item_1_2": "1"})
+            resume_flow_run(run.id, run_input={"reviewer": "bo smith", "item_1_1_1": True, "item_1_2_1": True})
             suspended([orphan["item_id"]])  # the restarted run applied the first batch, and asks for the next item
             data, _ = read_current_judgments(root, "served")
             assert data.count(b'"labeled_by":"human:bo smith"') == 2  # both pieces of the split
-            resume_flow_run(run.id, run_input={"reviewer": "bo smith", "item_1_remove": True})
+            # a blank name: the restarted run suspends again for the same item, asking again, nothing applied
+            asked = state().state_details.run_input_keyset["schema"]
+            resume_flow_run(run.id, run_input={"reviewer": " ", "item_1_none": True})
+            suspended([orphan["item_id"]], other_than=asked)
+            assert read_current_judgments(root, "served")[0] == data
+            resume_flow_run(run.id, run_input={"reviewer": "bo smith", "item_1_none": True})
         deadline = time.monotonic() + 120
         while not state().is_final() and time.monotonic() < deadline:
             time.sleep(1)

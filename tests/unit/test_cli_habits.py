@@ -75,11 +75,11 @@ def test_drift_says_what_to_run_next(tmp_path):
     shown = run_cli("drift", "-j", JUDGMENTS, "-c", CORPUS).stdout.splitlines()
     nexts = [line for line in shown if line.startswith("next: ")]
     assert nexts == [f"next: goldkeeper drift -j {JUDGMENTS} -c {CORPUS} --fix, to re-anchor the 1 recoverable label(s)",
-                     f"next: goldkeeper drift -j {JUDGMENTS} -c {CORPUS} --queue queue.jsonl, to list the 2 label(s) "
-                     "a person must re-judge, with candidates"]
+                     f"next: goldkeeper drift -j {JUDGMENTS} -c {CORPUS} --queue queue.jsonl, to list with candidates "
+                     "what waits for a person: 2 (2 to re-judge)"]
     fixed, queue = tmp_path / "fixed.jsonl", tmp_path / "queue.jsonl"
     after = run_cli("drift", "-j", JUDGMENTS, "-c", CORPUS, "--fix", "--out", str(fixed), "--queue", str(queue))
-    assert after.stdout.splitlines()[-1] == (f"next: answer {queue}, then goldkeeper queue apply -j {fixed} --queue {queue} "
+    assert after.stdout.splitlines()[-1] == (f"next: answer {queue}, where 2 wait for a person (2 to re-judge); then goldkeeper queue apply -j {fixed} --queue {queue} "
                                              f"--answers answers.jsonl -c {CORPUS}")
     clean = FIXTURES / "merge"
     labels = tmp_path / "labels.jsonl"

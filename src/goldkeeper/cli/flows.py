@@ -164,7 +164,7 @@ def demo(
         f"drift after the re-index: {drift['valid']} valid, {drift['re_anchorable']} re-anchorable, "
         f"{drift['merged']} merged, {drift['split']} split, {drift['orphaned']} orphaned",
         f"re-anchored {outcome['reanchored']} label(s); new judgments version: {outcome['judgments_version'] or 'none'}",
-        f"queued for people: {outcome['queue_url'] or 'nothing'}",
+        f"{_waiting(outcome)}" + (f", in {outcome['queue_url']}" if outcome["queue_url"] else ""),
     ]
     for run_url, result in outcome["evaluations"].items():
         lines.append(f"{run_url.rsplit('/', 1)[-1]}: verdict {result['verdict']}; report at {result['report_url']}")
@@ -190,6 +190,13 @@ def demo(
         "and open http://127.0.0.1:4200/runs and http://127.0.0.1:4200/artifacts.",
     ]
     sys.stdout.write("\n".join(lines) + "\n")
+
+
+def _waiting(outcome: dict[str, Any]) -> str:
+    from goldkeeper.core.rejudge import Waiting
+
+    waiting = outcome.get("waiting") or {}
+    return str(Waiting(waiting.get("to_rejudge", 0), waiting.get("to_confirm", 0)))
 
 
 def _demo_rejudgment(root: str, suite: str, outcome: dict[str, Any], example: Any, runs: list[str]) -> dict[str, Any] | None:

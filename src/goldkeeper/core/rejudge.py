@@ -24,10 +24,65 @@ from goldkeeper.core.drift import LiveChunk, queue_item_id
 from goldkeeper.core.validation import is_iso8601
 from goldkeeper.errors import InputError, describe_value
 from goldkeeper.models.judgment import Judgment
+from goldkeeper.models.records import MAX_RELEVANCE
 
-__all__ = ["AppliedAnswers", "apply_answers", "check_answers", "grade_answers", "overlap", "pending_items", "walked"]
+__all__ = ["AppliedAnswers", "Waiting", "apply_answers", "check_answers", "grade_answers", "overlap", "pending_items",
+           "reviewer_problem", "walked"]
 
 NONE = "none"
+
+#: The longest reviewer name a form takes (it is recorded in every answer's ``labeled_by``).
+REVIEWER_MAX = 80
+
+
+@dataclass(frozen=True)
+class Waiting:
+    """What waits for a person, by kind: queue items to re-judge (SPLIT and ORPHANED labels,
+    which score as misses until answered) and to confirm (MERGED labels that fix moved to a
+    bigger chunk: they count, but the grade deserves a second look). One count, said one way
+    everywhere: the form, the artifacts, the summary and the CLI."""
+
+    rejudge: int
+    review: int
+
+    @classmethod
+    def of(cls, items: Iterable[Mapping[str, Any]]) -> Waiting:
+        review = rejudge = 0
+        for item in items:
+            if item.get("action") == "review":
+                review += 1
+            else:
+                rejudge += 1
+        return cls(rejudge, review)
+
+    @property
+    def total(self) -> int:
+        return self.rejudge + self.review
+
+    def kinds(self) -> str:
+        """``5 to re-judge, 2 to confirm`` (the kinds present)."""
+        parts = [f"{self.rejudge} to re-judge"] if self.rejudge else []
+        parts += [f"{self.review} to confirm"] if self.review else []
+        return ", ".join(parts) or "none"
+
+    def __str__(self) -> str:
+        if not self.total:
+            return "nothing waits for a person"
+        return f"{self.total} wait{'s' if self.total == 1 else ''} for a person ({self.kinds()})"
+
+
+def reviewer_problem(name: str) -> str | None:
+    """What is wrong with a reviewer's name as typed in a form, in words; None when it will do.
+    The name is recorded as ``human:<name>`` with spaces collapsed."""
+    bad = next((c for c in name if ord(c) < 32 or ord(c) == 127), None)
+    if bad is not None:
+        return f"your name holds a control character ({bad!r}); type it again without it"
+    shown = " ".join(name.split())
+    if not shown:
+        return "your name is empty; type it: it is recorded with each answer as human:<your name>"
+    if len(shown) > REVIEWER_MAX:
+        return f"your name is {len(shown)} characters long; at most {REVIEWER_MAX} are recorded"
+    return None
 
 
 @dataclass
@@ -61,8 +116,8 @@ def check_answers(
         if chunk != NONE and chunk not in live:
             raise refuse("chunk_id", "is not a live chunk of the corpus (re-chunked again since the queue?)", chunk)
         relevance = answer.get("relevance")
-        if type(relevance) is not int or not 0 <= relevance < 1024:
-            raise refuse("relevance", "must be an integer from 0 to 1023", relevance)
+        if type(relevance) is not int or not 0 <= relevance <= MAX_RELEVANCE:
+            raise refuse("relevance", f"must be an integer from 0 to {MAX_RELEVANCE}", relevance)
         labeled_by = answer.get("labeled_by")
         if not isinstance(labeled_by, str) or not labeled_by.startswith("human:") or labeled_by == "human:":
             raise refuse("labeled_by", "must be human:<name> (answers come from people)", labeled_by)

@@ -6,7 +6,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
-from goldkeeper.models.records import CHUNK, CORPUS_FINGERPRINTS, FieldSpec
+from goldkeeper.models.records import CHUNK, CORPUS_FINGERPRINTS, MAX_RELEVANCE, FieldSpec
 
 __all__ = ["Chunk", "CorpusSnapshot", "QueueAnswer", "QueueCandidate", "QueueItem", "ShardEntry", "ShardManifest"]
 
@@ -99,6 +99,6 @@ class QueueAnswer(BaseModel):
 
     item_id: str = Field(description="An item of the queue.")
     chunk_id: str = Field(min_length=1, description='A live chunk, or "none" when no live chunk carries it.')
-    relevance: int = Field(ge=0, lt=1024)
+    relevance: int = Field(ge=0, lt=MAX_RELEVANCE + 1)
     labeled_by: str = Field(pattern=r"^human:.+", description="The person who answered.")
     labeled_at: str = Field(description="ISO 8601 date-time.")

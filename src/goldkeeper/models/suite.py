@@ -11,6 +11,8 @@ import re
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from goldkeeper.models.records import MAX_RELEVANCE
+
 __all__ = ["SuiteConfig"]
 
 _CRON_FIELD = re.compile(r"^[0-9A-Za-z*/,?#LW-]+$")
@@ -39,7 +41,7 @@ class SuiteConfig(BaseModel):
     schedule: str | None = Field(
         None, description="A cron expression (UTC) for the nightly evaluation; none: scored on events only."
     )
-    max_grade: int = Field(1, ge=1, lt=1024, description="The top of the suite's relevance scale, for reviewers.")
+    max_grade: int = Field(1, ge=1, lt=MAX_RELEVANCE + 1, description="The top of the suite's relevance scale, for reviewers.")
 
     @field_validator("runs")
     @classmethod
