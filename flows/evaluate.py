@@ -95,8 +95,9 @@ def rolled_up(outcome: dict[str, Any]) -> State:
 
 def outcome_of(state: State) -> dict[str, Any]:
     """The outcome of a finished evaluate run, whatever its verdict; a run that crashed or
-    failed for another reason raises that reason."""
-    data = state.result(raise_on_failure=False)
+    failed for another reason raises that reason. Sync even where an event loop runs (a
+    notebook, a browser driver): Prefect's ``result`` would hand back a coroutine there."""
+    data = state.result(raise_on_failure=False, _sync=True)
     if isinstance(data, EvaluationFailed):
         return data.outcome
     if isinstance(data, BaseException):

@@ -215,7 +215,7 @@ def batch_markdown(suite: str, shown: int, waiting: Waiting, max_grade: int, pro
     blocks = []
     if problems:
         blocks += ["**Not saved: change what is said here, then submit again.**",
-                   "\n".join(f"- {_escaped(problem)}" for problem in problems)]
+                   *(f"- {_escaped(problem)}" for problem in problems)]
     grades = "switch on the grade it deserves" if max_grade > 1 else "switch it on if it answers the query"
     blocks += [f"#### Re-judge {shown} of the {waiting.total} waiting in {_escaped(suite)} ({waiting.kinds()})",
                f"Each item below shows its query, the text that was judged and why it needs you. Under each "

@@ -102,3 +102,37 @@ def finished(flow_function, **parameters) -> dict:
     from goldkeeper.flows.evaluate import outcome_of
 
     return outcome_of(flow_function(**parameters, return_state=True))
+
+
+def next_form(run_id, before: str, timeout: float = 120) -> dict:
+    """The schema of the form a paused run asks for next, once its keyset is not ``before``
+    (the schema key of the form answered last)."""
+    import json
+
+    from prefect.client.orchestration import get_client
+
+    deadline = time.monotonic() + timeout
+    state = None
+    while time.monotonic() < deadline:
+        with get_client(sync_client=True) as client:
+            state = client.read_flow_run(run_id).state
+            keys = state.state_details.run_input_keyset if state and state.is_paused() else None
+            if keys and keys["schema"] != before:
+                return json.loads(client.read_flow_run_input(run_id, keys["schema"]))
+        time.sleep(0.5)
+    raise AssertionError(f"the run was not paused for another form: {state}")
+
+
+def paused_run(storage_url: str, timeout: float = 120):
+    """The flow run paused for a form on ``storage_url`` (its parameter), once there is one."""
+    from prefect.client.orchestration import get_client
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        with get_client(sync_client=True) as client:
+            paused = [r for r in client.read_flow_runs() if r.state and r.state.is_paused()
+                      and r.parameters.get("storage_url") == storage_url]
+        if paused:
+            return paused[0]
+        time.sleep(1)
+    raise AssertionError(f"no run on {storage_url} paused for a form")

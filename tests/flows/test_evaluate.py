@@ -12,7 +12,7 @@ import pytest
 import goldkeeper
 from goldkeeper.io.storage import read_history
 from tests.conftest import FIXTURES, run_cli
-from tests.flows.conftest import finished
+from tests.flows.conftest import finished, next_form
 
 pytest.importorskip("prefect")
 
@@ -90,7 +90,8 @@ def test_goldkeeper_demo_runs_the_whole_lifecycle_end_to_end(tmp_path, monkeypat
     assert result.code == 0, result.stderr[-2000:]
     out = result.stdout
     assert "drift after the re-index: 0 valid, 3 re-anchorable, 2 merged, 4 split, 1 orphaned" in out
-    assert "re-anchored 5 label(s)" in out and "queued for people: file://" in out
+    assert "re-anchored 5 label(s)" in out and "7 wait for a person (5 to re-judge, 2 to confirm), in file://" in out
+    assert "made a new judgments version, and now 2 wait for a person (2 to confirm)" in out
     assert "run-a.jsonl: verdict PASS" in out and "run-b.jsonl: verdict FAIL" in out
     assert "recall@1 is 0.2000, below 0.4" in out and "http://127.0.0.1:4200/artifacts" in out
     # The bracket by hand: with each queued (SPLIT, ORPHANED) label put first in its query's
@@ -151,7 +152,7 @@ def test_on_reindex_fixes_queues_versions_and_evaluates(prefect_server, tmp_path
     drift = found["goldkeeper-refunds-drift"].data
     assert "Of 4 labels, 1 still pointed at the text they were written for. goldkeeper re-anchored 1" in drift
     assert "| still point at their text | 1 | 2 |" in drift and "| text split across chunks (needs a person) | 1 | 1 |" in drift
-    assert "75.0% before the fix, 50.0% after" in drift and "2 are queued for a person" in drift
+    assert "75.0% before the fix, 50.0% after" in drift and "; 2 wait for a person (2 to re-judge); those to re-judge count as misses" in drift
     assert "run the `goldkeeper-rejudge` flow for suite `refunds`" in drift
     again = finished(on_reindex, suite="refunds", corpus_url=str(case / "corpus.json"), run_urls=[str(run)],
                        storage_url=root, k=[1], gates=["drift:0.1"], **partitioned)
@@ -395,7 +396,7 @@ def test_rejudge_pauses_for_a_form_refuses_invalid_answers_and_writes_a_new_vers
     # form is asked again, filled with them, the problems written at its top; nothing is written.
     first = found[0].state.state_details.run_input_keyset["schema"]
     resume_flow_run(run_id, run_input={**answers, "reviewer": "  ", "item_1_1_1": True})
-    again = _asked_again(run_id, first)
+    again = next_form(run_id, first)
     header = again["properties"]["reviewer"]["description"]
     assert "Not saved" in header and "your name is empty" in header
     assert "1.1: 2 grades are switched on \\(1, 2\\); keep the one it deserves" in header  # markdown, escaped
@@ -418,23 +419,6 @@ def test_rejudge_pauses_for_a_form_refuses_invalid_answers_and_writes_a_new_vers
     (kept,) = outcome["answers"]
     lines = [json.loads(line) for line in (tmp_path / kept.removeprefix(f"file://{tmp_path}/")).read_text().splitlines()]
     assert [(a["chunk_id"], a["relevance"]) for a in lines] == [(split["candidates"][0]["chunk_id"], 2), ("none", 0)]
-
-
-def _asked_again(run_id, before: str, timeout: float = 120) -> dict:
-    """The schema of the form a paused run asks next, once it is not ``before`` (a keyset key)."""
-    import time
-
-    from prefect.client.orchestration import get_client
-
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        with get_client(sync_client=True) as client:
-            state = client.read_flow_run(run_id).state
-            keys = state.state_details.run_input_keyset if state and state.is_paused() else None
-            if keys and keys["schema"] != before:
-                return json.loads(client.read_flow_run_input(run_id, keys["schema"]))
-        time.sleep(0.5)
-    raise AssertionError(f"the run was not paused for another form: {state}")
 
 
 def test_a_storage_failure_mid_lifecycle_keeps_the_previous_version_and_a_rerun_succeeds(prefect_server, tmp_path):

@@ -180,69 +180,129 @@ def _configured_queue(root: str, tmp_path) -> list[dict]:
     return items
 
 
-def test_a_reviewer_answers_the_queue_from_the_paused_runs_form_and_the_suite_is_scored_again(
+def _words(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _field(dialog, title: str):
+    """A form field by the start of its title (Prefect appends " (Optional)")."""
+    label = dialog.page.locator(".schema-form-property__label", has_text=re.compile("^" + re.escape(title)))
+    return dialog.locator(".schema-form-property", has=label)
+
+
+def _switch(dialog, title: str):
+    return _field(dialog, title).locator("[role=switch]")
+
+
+def _texts_of(dialog, items: list[dict]) -> list[tuple[str, object, str]]:
+    """Every text a reviewer must read, as (what, element, text): per item its query and the
+    judged text (or the note that only its hash was kept), and each candidate's text in the
+    field that grades it."""
+    found = []
+    for n, item in enumerate(items, start=1):
+        found.append((f"item {n}'s query", dialog.locator("h4", has_text=f"Item {n} of {len(items)}:"), item["query"]))
+        judged = _words(item["chunk_text"]) if item.get("chunk_text") else "only its hash"
+        found.append((f"item {n}'s judged text", dialog.get_by_text(judged).first, judged))
+        for j, candidate in enumerate(item.get("candidates") or [], start=1):
+            quote = _field(dialog, f"{n}.{j} ").first.locator("blockquote").last
+            found.append((f"candidate {n}.{j}'s text", quote, _words(candidate["text"])))
+    return found
+
+
+def _every_text_is_seen(dialog, items: list[dict]) -> int:
+    """Scrolled to in turn, each text has a non-zero box inside the modal's scroll area and
+    says what it should. How many texts."""
+    texts = _texts_of(dialog, items)
+    for what, element, text in texts:
+        element.scroll_into_view_if_needed()
+        area = dialog.locator(".p-modal__body").bounding_box()
+        box = element.bounding_box()
+        assert box and box["width"] > 0 and box["height"] > 0, f"{what} has no box: {box}"
+        assert area["y"] - 1 <= box["y"] and box["y"] + min(box["height"], area["height"]) <= area["y"] + area["height"] + 1, \
+            f"{what} is outside the scroll area: {box} vs {area}"
+        assert text in _words(element.inner_text()), (what, element.inner_text())
+    return len(texts)
+
+
+def _resume_form(page, ui: str, run_id):
+    page.goto(f"{ui}/runs/flow-run/{run_id}")
+    page.get_by_role("button", name="Resume").first.click()
+    dialog = page.get_by_role("dialog")
+    expect(dialog.locator(".p-modal__body h4").first).to_be_visible()
+    return dialog
+
+
+def test_a_reviewer_sees_every_text_and_answers_the_batch_with_the_mouse_at_1280x720_and_1920x1080(
         prefect_server, tmp_path, browser):
-    """A paused rejudge run on the real server, answered in the UI as a person would: the
-    judged text and each candidate's text are on the page above the form; a name with a space
-    and the SPLIT's two pieces graded relevant, the orphan removed; the new judgments version
-    holds exactly those labels by human:<name>, the queue is empty, and the suite was scored
-    again on the new version."""
+    """A paused rejudge run on the real server, answered in Prefect's UI as a person would. At
+    1920x1080 and 1280x720, every item's query, judged text and each candidate's text has a
+    box inside the modal's scroll area. Answered with mouse clicks (the name typed): first
+    with a blank name and two grades for one piece, which the flow does not take: the form
+    comes back with the problems written at its top and the switches as they were; then
+    fixed. The new judgments version holds exactly those answers by human:<name>, the queue
+    is empty, and the suite was scored again on the new version."""
     import json
     import subprocess
     import sys
-    import time
-
-    from prefect.client.orchestration import get_client
 
     from goldkeeper.io.storage import read_current_judgments, read_history, read_latest_queue
+    from tests.flows.conftest import next_form, paused_run
 
     root = f"file://{tmp_path}/store"
-    split, orphan = _configured_queue(root, tmp_path)
+    items = _configured_queue(root, tmp_path)
+    split, orphan = items
+    before = read_current_judgments(root, "Refunds")[0]
     flow = subprocess.Popen([sys.executable, "-c", "import sys; from goldkeeper.flows.rejudge import rejudge; "
                              "rejudge(suite='Refunds', storage_url=sys.argv[1], poll_interval=1, timeout=600)", root],
                             env={**prefect_server}, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
-        deadline = time.monotonic() + 120
-        paused = []
-        while not paused and time.monotonic() < deadline:
-            with get_client(sync_client=True) as client:
-                paused = [r for r in client.read_flow_runs() if r.state and r.state.is_paused()
-                          and r.parameters.get("storage_url") == root]
-            time.sleep(1)
-        assert paused, "the rejudge run never paused"
-        page = new_page(browser)
-        page.goto(f"{_ui(prefect_server)}/runs/flow-run/{paused[0].id}")
-        page.get_by_role("button", name="Resume").first.click()
-        dialog = page.get_by_role("dialog")
-        # what was judged, and each candidate's text (the words shared with it in bold)
-        expect(dialog.get_by_text("Re-judge 2 of 2 waiting label(s): Refunds")).to_be_visible()
-        expect(dialog.get_by_text(" ".join(split["chunk_text"].split())).first).to_be_visible()
-        expect(dialog.get_by_text("only its hash").first).to_be_visible()  # the orphan kept no text
-        shot(page, "09-rejudge-form")
-        shown = " ".join(dialog.inner_text().split())
-        for candidate in split["candidates"]:
-            assert " ".join(candidate["text"].split()) in shown
+        run = paused_run(root)
+        ui = _ui(prefect_server)
+
+        large = new_page(browser, 1920, 1080)
+        dialog = _resume_form(large, ui, run.id)
+        expect(dialog.get_by_text("Re-judge 2 of the 2 waiting in Refunds (2 to re-judge)")).to_be_visible()
+        assert _every_text_is_seen(dialog, items) == 2 + 2 + len(split["candidates"])
+        dialog.locator(".p-modal__body").evaluate("area => area.scrollTo(0, 0)")
+        large.screenshot(path=str(SCREENSHOTS / "09-rejudge-form-1920x1080.png"))
+        large.close()
+
+        page = new_page(browser, 1280, 720)
+        dialog = _resume_form(page, ui, run.id)
+        page.screenshot(path=str(SCREENSHOTS / "10a-rejudge-form-1280x720-top.png"))
+        assert _every_text_is_seen(dialog, items) == 6
         # each candidate's quote has its words shared with the judged text in bold (the UI's strong)
         assert dialog.locator("blockquote .markdown-renderer__text--strong").count() >= len(split["candidates"])
-        dialog.get_by_text("Candidate 1.2").first.scroll_into_view_if_needed()  # the description scrolls
-        page.screenshot(path=str(SCREENSHOTS / "09b-rejudge-candidates.png"))
-        # the form's fields in order: the name, a grade per candidate, the orphan's removal, stop
+        _field(dialog, "1.2 ").first.scroll_into_view_if_needed()
+        page.screenshot(path=str(SCREENSHOTS / "10b-rejudge-form-1280x720-candidates.png"))
+        # the fields: the name, two grades per piece of the split, "none" per item, stop; every one a switch
+        assert dialog.locator("[role=switch]").count() == 2 * len(split["candidates"]) + 2 + 1
+        assert dialog.locator(".p-select-button__control").count() == 0
+        for title in ("1.1 answers it in part (1 of 2)", "1.1 fully answers the query (2 of 2)",
+                      "2: no live chunk carries it; remove the label"):
+            _switch(dialog, title).click()
+            expect(_switch(dialog, title)).to_have_attribute("aria-checked", "true")
+        _field(dialog, "2: no live chunk").scroll_into_view_if_needed()
+        page.screenshot(path=str(SCREENSHOTS / "10c-rejudge-form-1280x720-orphan.png"))
+        first = run.state.state_details.run_input_keyset["schema"]
+        dialog.get_by_role("button", name="Submit").click()  # no name, two grades for 1.1
+
+        next_form(run.id, first)
+        dialog = _resume_form(page, ui, run.id)
+        expect(dialog.get_by_text("Not saved: change what is said here, then submit again.")).to_be_visible()
+        expect(dialog.get_by_text("Who is answering? your name is empty")).to_be_visible()
+        expect(dialog.get_by_text("1.1: 2 grades are switched on (1, 2); keep the one it deserves")).to_be_visible()
+        page.screenshot(path=str(SCREENSHOTS / "11-rejudge-form-asked-again.png"))
+        expect(_switch(dialog, "1.1 answers it in part (1 of 2)")).to_have_attribute("aria-checked", "true")
+        expect(_switch(dialog, "2: no live chunk carries it")).to_have_attribute("aria-checked", "true")
+        assert read_current_judgments(root, "Refunds")[0] == before  # nothing was taken
         dialog.locator("textarea, input[type=text]").first.fill("alice smith")
-        grades = dialog.locator(".p-select-button__control")  # the UI's own select: a button and a list
-        assert grades.count() == 2
-        # as a keyboard user picks from the UI's select: open it, move down to the choice, Enter
-        choices = ["not graded yet", "0: does not answer it", "1", "2: fully answers the query"]
-        for n, choice in ((0, "2: fully answers the query"), (1, "1")):
-            grades.nth(n).focus()
-            for _ in range(1 + choices.index(choice)):
-                page.keyboard.press("ArrowDown")
-            page.keyboard.press("Enter")
-            expect(grades.nth(n)).to_have_text(choice)
-        switches = dialog.locator("input[type=checkbox]")
-        assert switches.count() == 2
-        switches.nth(0).locator("xpath=..").click()  # the toggle drawn over the hidden checkbox
-        expect(switches.nth(0)).to_be_checked()
-        shot(page, "10-rejudge-form-filled")
+        _switch(dialog, "1.1 answers it in part (1 of 2)").click()
+        _switch(dialog, "1.2 answers it in part (1 of 2)").click()
+        expect(_switch(dialog, "1.1 answers it in part (1 of 2)")).to_have_attribute("aria-checked", "false")
+        expect(_switch(dialog, "1.2 answers it in part (1 of 2)")).to_have_attribute("aria-checked", "true")
+        _field(dialog, "1.2 ").first.scroll_into_view_if_needed()
+        page.screenshot(path=str(SCREENSHOTS / "12-rejudge-form-filled.png"))
         dialog.get_by_role("button", name="Submit").click()
         output, _ = flow.communicate(timeout=300)
         assert flow.returncode == 0, output[-3000:]
@@ -258,6 +318,76 @@ def test_a_reviewer_answers_the_queue_from_the_paused_runs_form_and_the_suite_is
     assert read_latest_queue(root, "Refunds")[1] == []
     (evaluation,) = read_history(root, "Refunds")  # scored again, on the new version
     assert evaluation["judgments_sha256"] == __import__("hashlib").sha256(data).hexdigest()
+
+
+def _artifacts(keys: list[str]) -> dict:
+    """The newest artifact of each key (the sync client: Playwright's loop runs in this thread)."""
+    from prefect.client.orchestration import get_client
+    from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterKey
+
+    with get_client(sync_client=True) as client:
+        found = client.read_artifacts(artifact_filter=ArtifactFilter(key=ArtifactFilterKey(any_=keys)))
+    return {a.key: a for a in sorted(found, key=lambda a: a.created)}
+
+
+def test_what_waits_is_counted_one_way_everywhere_and_a_full_batch_reads_at_1280x720(prefect_server, tmp_path, browser):
+    """The demo's re-index queues 5 labels to re-judge (SPLIT, ORPHANED) and 2 to confirm
+    (MERGED, already moved): the outcome, the events, the drift, summary and queue artifacts
+    and the form all say "7 wait for a person (5 to re-judge, 2 to confirm)". The rejudge run's
+    default batch (5 items) at 1280x720: every query, judged text and candidate text is seen."""
+    import subprocess
+    import sys
+    from importlib import resources
+
+    from goldkeeper.flows.evaluate import outcome_of
+    from goldkeeper.flows.lifecycle import on_reindex
+
+    import goldkeeper
+    from goldkeeper.core.rejudge import pending_items
+    from goldkeeper.io.storage import read_current_judgments, read_latest_queue, write_judgments_version
+    from tests.flows.conftest import paused_run
+    from tests.flows.test_verdicts import events_about
+
+    example = resources.files("goldkeeper.examples") / "lifecycle"
+    root = f"file://{tmp_path}/store"
+    write_judgments_version(root, "counted", (example / "judgments.jsonl").read_bytes(), None)
+    state = on_reindex(suite="counted", chunks_url=str(example / "chunks-v2.jsonl"), chunker="sentences/v2",
+                       run_urls=[str(example / "run-a.jsonl")], storage_url=root, k=[1], gates=["recall@1:0.4"],
+                       return_state=True)
+    outcome = outcome_of(state)
+    said = "7 wait for a person (5 to re-judge, 2 to confirm)"
+    assert outcome["waiting"] == {"to_rejudge": 5, "to_confirm": 2}
+    api = prefect_server["PREFECT_API_URL"]
+    (drift,) = events_about(api, "goldkeeper.suite.counted", "goldkeeper.drift.")
+    assert (drift["payload"]["queued"], drift["payload"]["to_rejudge"], drift["payload"]["to_confirm"]) == (7, 5, 2)
+    (opened,) = events_about(api, "goldkeeper.suite.counted", "goldkeeper.queue.")
+    assert (opened["payload"]["items"], opened["payload"]["to_rejudge"], opened["payload"]["to_confirm"]) == (7, 5, 2)
+    found = _artifacts(["goldkeeper-counted-drift", "goldkeeper-counted-summary"])
+    assert f"; {said}; those to re-judge count as misses until answered." in found["goldkeeper-counted-drift"].data
+    assert f"{said.capitalize()} (`{outcome['queue_url']}`)" in found["goldkeeper-counted-summary"].data
+    assert "5 label(s) to re-judge score as misses" in found["goldkeeper-counted-summary"].data
+
+    flow = subprocess.Popen([sys.executable, "-c", "import sys; from goldkeeper.flows.rejudge import rejudge; "
+                             "rejudge(suite='counted', storage_url=sys.argv[1], corpus_url=sys.argv[2], poll_interval=1, "
+                             "timeout=600, evaluate_after=False)", root, outcome["corpus_url"]],
+                            env={**prefect_server}, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        run = paused_run(root)
+        (queue,) = _artifacts(["goldkeeper-counted-queue"]).values()
+        assert f"{said.capitalize()}, in `{outcome['queue_url']}`" in queue.data
+        page = new_page(browser, 1280, 720)
+        dialog = _resume_form(page, _ui(prefect_server), run.id)
+        expect(dialog.get_by_text("Re-judge 5 of the 7 waiting in counted (5 to re-judge, 2 to confirm)")).to_be_visible()
+        data, _ = read_current_judgments(root, "counted")
+        batch = pending_items(read_latest_queue(root, "counted")[1], goldkeeper.parse_judgments(data))[:5]
+        assert _every_text_is_seen(dialog, batch) == sum(2 + len(i.get("candidates") or []) for i in batch)
+        confirm = next(n for n, item in enumerate(batch, start=1) if item["action"] == "review")
+        expect(dialog.get_by_text(f"Item {confirm} of 5:")).to_be_visible()
+        expect(dialog.get_by_text("To confirm. MERGED").first).to_be_visible()
+        shot(page, "13-rejudge-batch-of-five-1280x720")
+    finally:
+        flow.kill()
+        flow.wait(30)
 
 
 def test_a_report_in_a_notebook_cell_reads_as_a_table(browser, trec_eval_dir):

@@ -174,8 +174,8 @@ def demo(
                          "is found: the most the stale labels can explain")
         lines.append(f"  the suite's page (trend, chart, next steps): {result['pages']['page']}")
     if rejudged is not None:
-        lines += ["", f"a reviewer's answers ({rejudged['applied']}) made a new judgments version; "
-                      "each run evaluated again on it:"]
+        lines += ["", f"a reviewer's answers ({rejudged['applied']}) made a new judgments version, and now "
+                      f"{rejudged['left']}; each run evaluated again on it:"]
         for name, result in rejudged["evaluations"].items():
             lines.append(f"{name}: verdict {result['verdict']}" + (f": {result['message']}" if result["verdict"] != "PASS" else ""))
             for metric, split in ((result.get("attribution") or {}).get("metrics") or {}).items():
@@ -206,7 +206,7 @@ def _demo_rejudgment(root: str, suite: str, outcome: dict[str, Any], example: An
     applied, nothing is done again."""
     from goldkeeper.core.jsonl import decode_jsonl
     from goldkeeper.core.judgments import dump_judgments, parse_judgments
-    from goldkeeper.core.rejudge import apply_answers, check_answers
+    from goldkeeper.core.rejudge import Waiting, apply_answers, check_answers, pending_items
     from goldkeeper.flows.evaluate import evaluate, outcome_of
     from goldkeeper.flows.lifecycle import evaluation_suite
     from goldkeeper.io.snapshots import open_corpus
@@ -240,6 +240,7 @@ def _demo_rejudgment(root: str, suite: str, outcome: dict[str, Any], example: An
         evaluations[name] = outcome_of(evaluate(
             suite=name, judgments_url=current_judgments_url(root, suite), run_url=run_url, storage_url=root,
             k=[1, 5], gates=["recall@1:0.4", "coverage:1"], corpus_url=outcome["corpus_url"], return_state=True))
-    return {"applied": f"{applied.replaced} label(s) re-judged", "evaluations": evaluations}
+    left = Waiting.of(pending_items(items.values(), applied.judgments))
+    return {"applied": f"{applied.replaced} label(s) re-judged", "left": str(left), "evaluations": evaluations}
 
 
