@@ -67,6 +67,7 @@ def test_answers_replace_labels_in_place_and_applying_twice_changes_nothing(suit
     result = run_cli("queue", "apply", "-j", str(judgments), "-q", str(queue), "-a", str(answers), "-c", str(corpus))
     assert result.code == 0, result.stderr
     assert "1 label(s) re-judged, 1 removed" in result.stdout
+    assert "; now 1 waits for a person (1 to confirm);" in result.stdout  # the MERGED one, as the flows count it
     rows = [json.loads(line) for line in judgments.read_text().splitlines()]
     assert [(r["chunk_id"], r["relevance"], r["labeled_by"]) for r in rows] == [
         (new[0]["chunk_id"], 2, "human:bo"), (new[1]["chunk_id"], 1, "human:bo"),

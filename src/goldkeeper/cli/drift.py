@@ -164,7 +164,7 @@ def queue_apply(
 def _apply(judgments: str, queue: str, answers: str, corpus: str, out: str | None) -> None:
     from goldkeeper.core.jsonl import decode_jsonl
     from goldkeeper.core.judgments import dump_judgments
-    from goldkeeper.core.rejudge import apply_answers, check_answers
+    from goldkeeper.core.rejudge import Waiting, apply_answers, check_answers, pending_items
     from goldkeeper.io.files import iter_lines, write_bytes_atomic
     from goldkeeper.io.loading import load_label_rows
     from goldkeeper.io.snapshots import open_corpus
@@ -192,7 +192,7 @@ def _apply(judgments: str, queue: str, answers: str, corpus: str, out: str | Non
         write_bytes_atomic(out or judgments, dump_judgments(applied.judgments).encode("utf-8"),
                            unchanged=None if out else judgments_sha)
     sys.stdout.write(f"{applied.replaced} label(s) re-judged, {applied.removed} removed (answered none), "
-                     f"{applied.already_applied} answer(s) already applied, {applied.unanswered} item(s) "
-                     f"still unanswered; judgments in {out or judgments}\n")
+                     f"{applied.already_applied} answer(s) already applied; now "
+                     f"{Waiting.of(pending_items(items.values(), applied.judgments))}; judgments in {out or judgments}\n")
 
 
