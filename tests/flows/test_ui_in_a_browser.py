@@ -330,11 +330,16 @@ def _artifacts(keys: list[str]) -> dict:
     return {a.key: a for a in sorted(found, key=lambda a: a.created)}
 
 
-def test_what_waits_is_counted_one_way_everywhere_and_a_full_batch_reads_at_1280x720(prefect_server, tmp_path, browser):
+def test_what_waits_is_counted_one_way_everywhere_and_a_full_batch_is_answered_with_clicks_at_1280x720(
+        prefect_server, tmp_path, browser):
     """The demo's re-index queues 5 labels to re-judge (SPLIT, ORPHANED) and 2 to confirm
     (MERGED, already moved): the outcome, the events, the drift, summary and queue artifacts
-    and the form all say "7 wait for a person (5 to re-judge, 2 to confirm)". The rejudge run's
-    default batch (5 items) at 1280x720: every query, judged text and candidate text is seen."""
+    and the form all say "7 wait for a person (5 to re-judge, 2 to confirm)". The rejudge run
+    (started with the reviewer's name, as from the deployment's parameters) asks for its default
+    batch of 5 at 1280x720: every query, judged text and candidate text is seen, and the batch
+    is answered with mouse clicks only; the new version holds exactly those answers, and the
+    rejudge artifact says what is left, counted the same way."""
+    import json
     import subprocess
     import sys
     from importlib import resources
@@ -343,7 +348,8 @@ def test_what_waits_is_counted_one_way_everywhere_and_a_full_batch_reads_at_1280
     from goldkeeper.flows.lifecycle import on_reindex
 
     import goldkeeper
-    from goldkeeper.core.rejudge import pending_items
+    from goldkeeper.core.rejudge import Waiting, pending_items
+    from goldkeeper.dashboard import grade_words
     from goldkeeper.io.storage import read_current_judgments, read_latest_queue, write_judgments_version
     from tests.flows.conftest import paused_run
     from tests.flows.test_verdicts import events_about
@@ -369,7 +375,7 @@ def test_what_waits_is_counted_one_way_everywhere_and_a_full_batch_reads_at_1280
 
     flow = subprocess.Popen([sys.executable, "-c", "import sys; from goldkeeper.flows.rejudge import rejudge; "
                              "rejudge(suite='counted', storage_url=sys.argv[1], corpus_url=sys.argv[2], poll_interval=1, "
-                             "timeout=600, evaluate_after=False)", root, outcome["corpus_url"]],
+                             "timeout=600, evaluate_after=False, reviewer='dana k')", root, outcome["corpus_url"]],
                             env={**prefect_server}, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
         run = paused_run(root)
@@ -385,9 +391,37 @@ def test_what_waits_is_counted_one_way_everywhere_and_a_full_batch_reads_at_1280
         expect(dialog.get_by_text(f"Item {confirm} of 5:")).to_be_visible()
         expect(dialog.get_by_text("To confirm. MERGED").first).to_be_visible()
         shot(page, "13-rejudge-batch-of-five-1280x720")
+        # clicks only: the name came with the run; each item's first candidate fully answers it,
+        # or, without candidates, its label is removed; and no batch after this one
+        top = max(label.relevance for label in goldkeeper.parse_judgments(data))
+        expect(dialog.locator("textarea, input[type=text]").first).to_have_value("dana k")
+        for n, item in enumerate(batch, start=1):
+            title = (f"{n}.1 {grade_words(top, top)}" if item.get("candidates")
+                     else f"{n}: no live chunk carries it")
+            _switch(dialog, title).click()
+            expect(_switch(dialog, title)).to_have_attribute("aria-checked", "true")
+        _switch(dialog, "Stop after this batch?").click()
+        dialog.get_by_role("button", name="Submit").click()
+        output, _ = flow.communicate(timeout=300)
+        assert flow.returncode == 0, output[-3000:]
     finally:
-        flow.kill()
-        flow.wait(30)
+        if flow.poll() is None:
+            flow.kill()
+            flow.wait(30)
+    after, _ = read_current_judgments(root, "counted")
+    rejudged = {row["rejudged_from"]["item_id"]: row for row in map(json.loads, after.decode().splitlines())
+                if "rejudged_from" in row}
+    answered = {item["item_id"]: item["candidates"][0]["chunk_id"] for item in batch if item.get("candidates")}
+    assert {i: (r["chunk_id"], r["relevance"], r["labeled_by"]) for i, r in rejudged.items()} == {
+        i: (chunk, top, "human:dana k") for i, chunk in answered.items()}
+    for item in batch:
+        if not item.get("candidates"):  # removed
+            assert not any(row["query_id"] == item["query_id"] and row["doc_uri"] == item["doc_uri"]
+                           for row in map(json.loads, after.decode().splitlines()))
+    left = pending_items(read_latest_queue(root, "counted")[1], goldkeeper.parse_judgments(after))
+    assert len(left) == 2
+    (summary,) = _artifacts(["goldkeeper-counted-rejudge"]).values()
+    assert f"now {Waiting.of(left)}." in summary.data
 
 
 def test_a_report_in_a_notebook_cell_reads_as_a_table(browser, trec_eval_dir):
