@@ -16,6 +16,14 @@ from tests.browser import browser  # noqa: F401  (a fixture: headless Chromium f
 REPO = Path(__file__).resolve().parents[1]
 FIXTURES = REPO / "spec" / "fixtures"
 
+#: The house's contracts (import layers, public names), run before everything else: a broken
+#: layer is said in the first seconds, not after the whole suite.
+CONTRACTS = ("tests/unit/test_layers.py", "tests/unit/test_imports.py")
+
+
+def pytest_collection_modifyitems(config, items):
+    items.sort(key=lambda item: item.nodeid.split("::", 1)[0] not in CONTRACTS)  # stable: the rest keep their order
+
 
 @dataclass
 class Result:
