@@ -14,13 +14,12 @@ from __future__ import annotations
 
 import json
 import math
-import re
 from collections.abc import Iterable, Mapping
 from numbers import Integral, Real
 from typing import TYPE_CHECKING, Any
 
 from goldkeeper.core.jsonl import decode_document
-from goldkeeper.core.qrels import bounded_grade, qrel_label
+from goldkeeper.core.qrels import bounded_grade, looks_nested, qrel_label
 from goldkeeper.errors import InputError, describe_value
 
 if TYPE_CHECKING:
@@ -37,23 +36,6 @@ __all__ = [
     "to_nested_run",
 ]
 
-# The start of a nested object when its first line is not a whole JSON value: a lone brace
-# (indented output), or a first key whose value opens an object (one long line, cut short).
-_OPENS_NESTED = re.compile(r'\{\s*("(?:[^"\\]|\\.)*"\s*:\s*\{.*)?')
-
-
-def looks_nested(first_line: str) -> bool:
-    """Whether a file whose first non-blank line is ``first_line`` (which starts with ``{``)
-    is one nested object rather than JSONL: the line is not a whole object, or it is one
-    whose values are all objects and which has no ``query_id``."""
-    try:
-        value = json.loads(first_line)
-    except RecursionError:
-        return False  # the JSONL reader refuses a line nested that deep, with its line number
-    except ValueError:
-        return _OPENS_NESTED.fullmatch(first_line.strip()) is not None
-    return (isinstance(value, dict) and bool(value) and "query_id" not in value
-            and all(isinstance(inner, dict) for inner in value.values()))
 
 
 def _identifier(value: Any, source: str, field: str, what: str) -> str:

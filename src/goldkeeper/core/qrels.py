@@ -9,6 +9,7 @@ is refused on the way out instead of being written as broken columns.
 from __future__ import annotations
 
 import itertools
+import json
 import math
 import re
 from collections.abc import Iterable, Sequence
@@ -29,6 +30,7 @@ if TYPE_CHECKING:
 __all__ = [
     "bounded_grade",
     "detect_labels_format",
+    "looks_nested",
     "parse_beir_tsv",
     "parse_plain_trec_run",
     "parse_trec_qrels",
@@ -150,12 +152,29 @@ def parse_beir_tsv(text: str, source: str = "qrels", *, as_chunk_ids: bool = Fal
     return out
 
 
+# The start of a nested object when its first line is not a whole JSON value: a lone brace
+# (indented output), or a first key whose value opens an object (one long line, cut short).
+_OPENS_NESTED = re.compile(r'\{\s*("(?:[^"\\]|\\.)*"\s*:\s*\{.*)?')
+
+
+def looks_nested(first_line: str) -> bool:
+    """Whether a file whose first non-blank line is ``first_line`` (which starts with ``{``)
+    is one nested object rather than JSONL: the line is not a whole object, or it is one
+    whose values are all objects and which has no ``query_id``."""
+    try:
+        value = json.loads(first_line)
+    except RecursionError:
+        return False  # the JSONL reader refuses a line nested that deep, with its line number
+    except ValueError:
+        return _OPENS_NESTED.fullmatch(first_line.strip()) is not None
+    return (isinstance(value, dict) and bool(value) and "query_id" not in value
+            and all(isinstance(inner, dict) for inner in value.values()))
+
+
 def detect_labels_format(text: str, name: str = "") -> str:
     """Guess ``jsonl``, ``json`` (nested), ``gold`` (rag-eval-gate's), ``beir`` or ``trec``
     from the name, then from the first content line."""
     from goldkeeper.core.gold import looks_like_gold
-    from goldkeeper.core.nested import looks_nested
-
     lowered = name.lower()
     if lowered.endswith(".qrels"):
         return "trec"
