@@ -12,13 +12,9 @@ from __future__ import annotations
 
 import itertools
 import logging
-import os
 import uuid
-from datetime import datetime, timezone
 from typing import Any
 
-from goldkeeper.flows.faults import content_kept_out, retry_faults, storage_root
-from goldkeeper.flows.signals import announce, tag_run
 from prefect import flow, get_run_logger, task
 from prefect.artifacts import create_markdown_artifact, create_table_artifact
 from prefect.states import Completed, Failed, State
@@ -26,7 +22,6 @@ from prefect.states import Completed, Failed, State
 from goldkeeper.core.drift import drift_counts
 from goldkeeper.core.intervals import BootstrapSpec
 from goldkeeper.core.rejudge import Waiting
-from goldkeeper.core.reporting import apply_error_budget, build_report
 from goldkeeper.core.scoring import build_qrels, score
 from goldkeeper.core.trend import attribute_change, gate_thresholds, gated_metrics, trend_points, with_queued_found
 from goldkeeper.core.validation import validate
@@ -38,6 +33,11 @@ from goldkeeper.dashboard import (
     trend_markdown,
     verdict_line,
 )
+from goldkeeper.flows.clock import now
+from goldkeeper.flows.faults import content_kept_out, retry_faults, storage_root
+from goldkeeper.flows.reports import assemble_report
+from goldkeeper.flows.scale import clean_work, score_in_partitions, task_runner
+from goldkeeper.flows.signals import announce, tag_run
 from goldkeeper.io.files import read_bytes
 from goldkeeper.io.loading import load_label_rows, load_run_prefixes
 from goldkeeper.io.snapshots import open_corpus
@@ -131,19 +131,6 @@ def score_run(rows: list[dict[str, Any]], run, ks: list[int], threshold: int, in
 def check_corpus(rows: list[dict[str, Any]], corpus_url: str):
     with content_kept_out():
         return drift_counts(rows, open_corpus(corpus_url))
-
-
-@task(timeout_seconds=300)
-def assemble_report(result, validation, generated_at: str, gates: list[str], inputs: dict[str, Any], drift=None,
-                    retrieval: dict[str, Any] | None = None):
-    counts, corpus = drift if drift is not None else (None, None)
-    report = build_report(result, validation, generated_at=generated_at, gates=gates, inputs=inputs,
-                          drift=counts, corpus=corpus)
-    if retrieval is not None:
-        report = apply_error_budget(report, retrieval["queries"], retrieval["errors"], retrieval.get("budget", 0.0))
-        if "sequential" in retrieval:
-            report.retrieval["sequential"] = retrieval["sequential"]  # type: ignore[attr-defined]
-    return report
 
 
 @task(name="publish_report", retries=3, retry_delay_seconds=[1, 5, 20], timeout_seconds=300)
@@ -250,21 +237,12 @@ def show(suite: str, document: dict[str, Any], report_url: str, points: list[dic
 
 def _score_in_partitions(storage_url: str, suite: str, judgments_url: str, run_url: str, partitions: int,
                          k: list[int], threshold: int, intervals: bool, cluster: str | None, workers: int):
-    from goldkeeper.flows.lifecycle import clean_work
-    from goldkeeper.flows.scale import score_in_partitions, task_runner
-
     work_url = f"{storage_url.rstrip('/')}/work/{suite_slug(suite)}/{uuid.uuid4().hex[:12]}"
     found = score_in_partitions.with_options(task_runner=task_runner(cluster, workers))(
         judgments_url, run_url, work_url, partitions, k, threshold, intervals,
         remote=cluster not in (None, "local"))
     clean_work(work_url)
     return found
-
-
-def _now() -> str:
-    epoch = os.environ.get("SOURCE_DATE_EPOCH")
-    moment = datetime.fromtimestamp(int(epoch), tz=timezone.utc) if epoch else datetime.now(timezone.utc)
-    return moment.isoformat().replace("+00:00", "Z")
 
 
 @flow(name="goldkeeper-evaluate", log_prints=True)
@@ -322,7 +300,7 @@ def evaluate(
         drift = check_corpus(rows, corpus_url) if corpus_url else None
         if corpus_url:
             inputs["corpus"] = {"url": corpus_url}
-        document = assemble_report(result, validation, generated_at or _now(), gates, inputs, drift,
+        document = assemble_report(result, validation, generated_at or now(), gates, inputs, drift,
                                    retrieval).to_json_dict()
         report_url = publish(storage_url, suite, document, key)
     history = read_suite_history(storage_url, suite)

@@ -18,12 +18,13 @@ import os
 import re
 from typing import Any
 
-from goldkeeper.flows.evaluate import _now, evaluate, outcome_of, rolled_up
-from goldkeeper.flows.faults import retry_faults, storage_root
 from prefect import flow, task
 from prefect.artifacts import create_progress_artifact, update_progress_artifact
 from prefect.states import State
 
+from goldkeeper.flows.clock import now
+from goldkeeper.flows.evaluate import evaluate, outcome_of, rolled_up
+from goldkeeper.flows.faults import retry_faults, storage_root
 from goldkeeper.io.files import is_local, local_path
 from goldkeeper.io.retrieval import retrieve_to_storage
 from goldkeeper.io.storage import suite_slug
@@ -66,7 +67,7 @@ def eval_retriever(
     keys) every judged query, once per mode, and evaluate each run under suite
     ``<suite>-<mode>``. Returns each mode's verdict and report URL."""
     storage_url = storage_root(storage_url)
-    stamp = re.sub(r"[^0-9TZ]", "", _now())
+    stamp = re.sub(r"[^0-9TZ]", "", now())
     cache = None
     if is_local(storage_url):  # the answer cache appends line by line: local storage only
         cache = os.path.join(local_path(storage_url), "cache", f"{suite_slug(suite)}.jsonl")

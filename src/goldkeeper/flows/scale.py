@@ -26,6 +26,9 @@ from prefect.task_runners import ThreadPoolTaskRunner
 
 from goldkeeper.core.intervals import BootstrapSpec
 from goldkeeper.core.scoring import QueryValues, aggregate, merge_query_values
+from goldkeeper.flows.clock import now
+from goldkeeper.flows.faults import retry_faults
+from goldkeeper.flows.reports import assemble_report
 from goldkeeper.io.files import line_ranges
 from goldkeeper.io.partitioned import (
     OUTPUTS,
@@ -36,6 +39,7 @@ from goldkeeper.io.partitioned import (
     merge_counts,
     merge_outputs,
     partition_labels,
+    remove_work,
     require_shared_storage,
     score_partition,
     source_groups,
@@ -45,7 +49,7 @@ from goldkeeper.io.partitioned import (
 )
 from goldkeeper.io.snapshots import open_corpus
 
-__all__ = ["drift_partitioned", "score_in_partitions", "score_partitioned", "task_runner"]
+__all__ = ["clean_work", "drift_partitioned", "score_in_partitions", "score_partitioned", "task_runner"]
 
 #: Inputs are large (label sets, drift results): never hashed for a cache key.
 _RETRY = {"retries": 2, "retry_delay_seconds": [1, 5], "cache_policy": NO_CACHE}
@@ -176,16 +180,19 @@ def score_in_partitions(judgments_url: str, run_url: str, work_url: str, partiti
     return result, validation, judgments_sha, run_sha
 
 
+@task(retry_condition_fn=retry_faults, retries=2, retry_delay_seconds=[2, 10], timeout_seconds=900)
+def clean_work(work_url: str) -> None:
+    remove_work(work_url)
+
+
 @flow(name="goldkeeper-score-partitioned", log_prints=True)
 def score_partitioned(judgments_url: str, run_url: str, work_url: str, partitions: int = 8,
                       k: list[int] = [10], threshold: int = 1, intervals: bool = True,  # noqa: B006
                       gates: list[str] = [], generated_at: str | None = None, remote: bool = False):  # noqa: B006
     """Score a run in ``partitions`` query partitions and merge: the same report as
     ``goldkeeper score`` on the same files (same bytes with the same ``generated_at``)."""
-    from goldkeeper.flows.evaluate import _now, assemble_report
-
     result, validation, judgments_sha, run_sha = score_in_partitions(
         judgments_url, run_url, work_url, partitions, k, threshold, intervals, remote)
     inputs = {"judgments": {"url": judgments_url, "sha256": judgments_sha},
               "run": {"url": run_url, "sha256": run_sha}}
-    return assemble_report(result, validation, generated_at or _now(), gates, inputs)
+    return assemble_report(result, validation, generated_at or now(), gates, inputs)

@@ -23,10 +23,10 @@ _BODY = ("{{ event.payload.suite }}: {{ event.payload.verdict }}: {{ event.paylo
 
 def alert_automation(block_id: UUID, suites: list[str] | None = None):
     """The automation: reactive, one event is enough, on every suite or the ones named."""
-    from goldkeeper.flows.signals import EVALUATION_EVENTS
     from prefect.events.actions import SendNotification
     from prefect.events.schemas.automations import AutomationCore, EventTrigger, Posture
 
+    from goldkeeper.flows.signals import EVALUATION_EVENTS
     from goldkeeper.io.storage import suite_slug
 
     match = {"prefect.resource.id": [f"goldkeeper.suite.{suite_slug(s)}" for s in suites] if suites

@@ -23,9 +23,6 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from goldkeeper.flows.evaluate import _now, evaluate, outcome_of, rolled_up
-from goldkeeper.flows.faults import content_kept_out, retry_faults, storage_root
-from goldkeeper.flows.signals import signal
 from prefect import flow, get_run_logger, task
 from prefect.artifacts import create_markdown_artifact, create_progress_artifact, update_progress_artifact
 from prefect.states import State
@@ -35,9 +32,14 @@ from goldkeeper.core.judgments import dump_rows
 from goldkeeper.core.rejudge import Waiting
 from goldkeeper.dashboard import drift_markdown
 from goldkeeper.errors import GoldkeeperError
+from goldkeeper.flows.clock import now
+from goldkeeper.flows.evaluate import evaluate, outcome_of, rolled_up
+from goldkeeper.flows.faults import content_kept_out, retry_faults, storage_root
+from goldkeeper.flows.scale import clean_work, drift_partitioned, task_runner
+from goldkeeper.flows.signals import signal
 from goldkeeper.io.files import read_bytes
 from goldkeeper.io.loading import judgment_rows_of
-from goldkeeper.io.partitioned import remove_work, stage_judgments
+from goldkeeper.io.partitioned import stage_judgments
 from goldkeeper.io.snapshots import open_corpus
 from goldkeeper.io.storage import (
     current_judgments_url,
@@ -153,17 +155,11 @@ def stage_labels(work_url: str, data: bytes) -> str:
     return stage_judgments(work_url, data)
 
 
-@task(retry_condition_fn=retry_faults, retries=2, retry_delay_seconds=[2, 10], timeout_seconds=900)
-def clean_work(work_url: str) -> None:
-    remove_work(work_url)
-
-
 def _partitioned_drift(storage_url: str, suite: str, data: bytes, corpus_url: str, partitions: int,
                        cluster: str | None, workers: int,
                        ) -> tuple[dict[str, Any], list[dict[str, Any]], bytes, list[dict[str, Any]]]:
     """Partitioned drift's summary, queue items, fixed judgments (read from the run's work
     directory before it is removed) and document map."""
-    from goldkeeper.flows.scale import drift_partitioned, task_runner
 
     work_url = f"{storage_url.rstrip('/')}/work/{suite_slug(suite)}/{uuid.uuid4().hex[:12]}"
     staged = stage_labels(work_url, data)
@@ -206,7 +202,7 @@ def on_reindex(
             raise ValueError("on_reindex: give corpus_url, or chunks_url and chunker (or configure the suite's chunker)")
         corpus_url = snapshot_corpus(suite, chunks_url, chunker, storage_url)
     run_urls, k, gates = _configured(config, run_urls, k, gates)
-    stamp = _now()
+    stamp = now()
     data, sha = read_judgments(storage_url, suite)
     if partitions > 0:
         summary, items, fixed, documents = _partitioned_drift(storage_url, suite, data, corpus_url, partitions,

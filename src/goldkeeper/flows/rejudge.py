@@ -28,12 +28,8 @@ from __future__ import annotations
 
 import hashlib
 import itertools
-from datetime import datetime, timezone
 from typing import Any
 
-from goldkeeper.flows.faults import content_kept_out, retry_faults, storage_root
-from goldkeeper.flows.lifecycle import evaluate_suite, read_suite_config
-from goldkeeper.flows.signals import signal
 from prefect import flow, get_run_logger, task
 from prefect.artifacts import create_markdown_artifact
 from prefect.cache_policies import NO_CACHE
@@ -61,6 +57,10 @@ from goldkeeper.dashboard import (
     item_markdown,
     queue_markdown,
 )
+from goldkeeper.flows.clock import now
+from goldkeeper.flows.faults import content_kept_out, retry_faults, storage_root
+from goldkeeper.flows.lifecycle import evaluate_suite, read_suite_config
+from goldkeeper.flows.signals import signal
 from goldkeeper.io.snapshots import open_corpus
 from goldkeeper.io.storage import (
     current_judgments_url,
@@ -237,16 +237,12 @@ def ask(suite: str, items: list[dict[str, Any]], waiting: Waiting, max_grade: in
         grades, removed, problems = grades_of(answers, items, max_grade)
         problems = ([f"Who is answering? {name}"] if name else []) + problems
         if not problems:
-            rows, skipped = grade_answers(items, grades, removed, f"human:{' '.join(answers.reviewer.split())}", _now())
+            rows, skipped = grade_answers(items, grades, removed, f"human:{' '.join(answers.reviewer.split())}", now())
             return answers, rows, skipped
         get_run_logger().error(f"{suite}: the answers were not taken, and the form is asked again: "
                                + "; ".join(problems))
         given = given_answers(answers)
     raise AssertionError("unreachable: itertools.count does not end")
-
-
-def _now() -> str:
-    return datetime.now(timezone.utc).replace(microsecond=0).isoformat().replace("+00:00", "Z")
 
 
 @flow(name="goldkeeper-rejudge", log_prints=True, persist_result=True)
@@ -299,7 +295,7 @@ def rejudge(
             done["answers"].append(applied["answers"])
         answered = {row["item_id"] for row in rows}
         left = walked([item for item in pending if item["item_id"] not in answered], skipped)
-        publish_left(storage_url, suite, left, _now())
+        publish_left(storage_url, suite, left, now())
         signal_answers(suite, len(answered), len(left), applied and applied["version"],
                        applied["replaced"] if applied else 0, queue_url)
         done["left"] = len(left)

@@ -14,12 +14,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from goldkeeper.flows.faults import retry_faults
 from prefect import task
 from prefect.events import emit_event
 from prefect.runtime import flow_run
 
 from goldkeeper.core.trend import gated_metrics
+from goldkeeper.flows.faults import retry_faults
 from goldkeeper.io.storage import suite_slug
 
 __all__ = ["EVALUATION_EVENTS", "announce", "signal", "suite_resource", "tag_run"]
