@@ -126,7 +126,6 @@ def test_goldkeeper_demo_runs_the_whole_lifecycle_end_to_end(tmp_path, monkeypat
 @pytest.mark.parametrize("partitioned", [{}, {"partitions": 3}], ids=["one-task", "partitioned"])
 def test_on_reindex_fixes_queues_versions_and_evaluates(prefect_server, tmp_path, partitioned):
     from goldkeeper.flows.lifecycle import on_reindex
-
     from goldkeeper.io.storage import write_judgments_version
 
     root = f"file://{tmp_path}/store"
@@ -208,7 +207,6 @@ def test_deployments_point_at_real_flows_of_the_installed_package_with_nothing_t
 
 def test_on_reindex_from_chunker_output_snapshots_first(prefect_server, tmp_path):
     from goldkeeper.flows.lifecycle import on_reindex
-
     from goldkeeper.io.storage import write_judgments_version
 
     root = f"file://{tmp_path}/store"
@@ -246,9 +244,10 @@ def retrieve_for_flow(query, k, mode):  # the eval flow's Python retriever in th
 
 
 def test_eval_flow_produces_runs_per_mode_and_fails_closed_on_errors(prefect_server, tmp_path):
-    from goldkeeper.flows.eval import eval_retriever
     from prefect.client.orchestration import get_client
     from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterType
+
+    from goldkeeper.flows.eval import eval_retriever
 
     judgments = tmp_path / "judgments.jsonl"
     judgments.write_text("".join(json.dumps({"query_id": f"q{i}", "query": f"find d{i}", "doc_uri": f"d{i}",
@@ -309,10 +308,11 @@ def test_the_reindex_trigger_renders_with_prefects_own_renderer_and_never_drops_
     import copy
 
     import yaml
-    from goldkeeper.flows.lifecycle import REINDEX_EVENT, REINDEX_MATCH, REINDEX_PARAMETERS
     from prefect.server.events.actions import RunDeployment
     from prefect.server.events.schemas.automations import EventTrigger
     from prefect.utilities.schema_tools.hydration import HydrationContext, hydrate
+
+    from goldkeeper.flows.lifecycle import REINDEX_EVENT, REINDEX_MATCH, REINDEX_PARAMETERS
 
     spec = yaml.safe_load((FIXTURES.parents[1] / "deployments" / "prefect.yaml").read_text())
     (trigger,) = next(d for d in spec["deployments"] if d["name"] == "on-reindex")["triggers"]
@@ -354,11 +354,11 @@ def test_rejudge_pauses_for_a_form_refuses_invalid_answers_and_writes_a_new_vers
     import threading
     import time
 
-    from goldkeeper.flows.rejudge import rejudge
     from prefect.client.orchestration import get_client
     from prefect.client.schemas.filters import FlowFilter, FlowFilterName
     from prefect.flow_runs import resume_flow_run
 
+    from goldkeeper.flows.rejudge import rejudge
     from goldkeeper.io.storage import read_current_judgments
     from tests.flows.conftest import queued_suite
 
@@ -424,9 +424,8 @@ def test_rejudge_pauses_for_a_form_refuses_invalid_answers_and_writes_a_new_vers
 def test_a_storage_failure_mid_lifecycle_keeps_the_previous_version_and_a_rerun_succeeds(prefect_server, tmp_path):
     import shutil
 
-    from goldkeeper.flows.lifecycle import on_reindex
-
     from goldkeeper.errors import StorageError
+    from goldkeeper.flows.lifecycle import on_reindex
     from goldkeeper.io.storage import write_judgments_version
 
     root = f"file://{tmp_path}/store"
@@ -449,9 +448,8 @@ def test_two_concurrent_lifecycles_on_one_suite_lose_nothing(prefect_server, tmp
     import hashlib
     import threading
 
-    from goldkeeper.flows.lifecycle import on_reindex
-
     from goldkeeper.errors import StorageError
+    from goldkeeper.flows.lifecycle import on_reindex
     from goldkeeper.io.storage import read_current_judgments, write_judgments_version
 
     root = f"file://{tmp_path}/store"

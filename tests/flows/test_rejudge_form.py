@@ -6,10 +6,10 @@ from __future__ import annotations
 import json
 
 import pytest
-from goldkeeper.flows.rejudge import answer_form, given_answers, grades_of
 
 from goldkeeper.core.rejudge import Waiting
 from goldkeeper.dashboard import batch_markdown
+from goldkeeper.flows.rejudge import answer_form, given_answers, grades_of
 
 SPLIT = {"item_id": "rq1:a", "action": "rejudge", "status": "SPLIT", "query_id": "q3", "query": "enterprise (refund) terms",
          "doc_uri": "notion://page/9f2a", "relevance": 2, "labeled_by": "human:ana",

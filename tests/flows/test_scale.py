@@ -134,9 +134,8 @@ def test_a_dask_local_cluster_gives_the_one_process_result(prefect_server, case,
 
 
 def test_a_remote_cluster_refuses_local_storage(prefect_server, case, tmp_path):
-    from goldkeeper.flows.scale import drift_partitioned
-
     from goldkeeper.errors import UsageError
+    from goldkeeper.flows.scale import drift_partitioned
 
     _, judgments, snapshot, *_ = case
     with pytest.raises(UsageError, match="workers of a remote Dask cluster cannot read"):
@@ -156,7 +155,6 @@ def test_a_worker_killed_mid_run_is_retried_and_the_result_is_unchanged(prefect_
     import threading
     import time
 
-    from goldkeeper.flows.scale import drift_partitioned, task_runner
     from prefect.client.orchestration import get_client
     from prefect.client.schemas.filters import (
         TaskRunFilter,
@@ -164,6 +162,8 @@ def test_a_worker_killed_mid_run_is_retried_and_the_result_is_unchanged(prefect_
         TaskRunFilterState,
         TaskRunFilterStateName,
     )
+
+    from goldkeeper.flows.scale import drift_partitioned, task_runner
 
     judgments, snapshot = make_case(tmp_path, documents=2400, seed=9)
     labels = goldkeeper.parse_judgments(judgments.read_bytes())
@@ -232,7 +232,6 @@ def test_query_partitioned_scoring_writes_the_one_process_report(prefect_server,
     """Same bytes as `goldkeeper score` with the same --now: values merged per query first,
     then means, strata and intervals on the merged vectors."""
     from goldkeeper.flows.scale import score_partitioned, task_runner
-
     from goldkeeper.io.files import report_bytes
     from tests.conftest import run_cli
 
@@ -253,9 +252,8 @@ def test_the_real_document_case_partitioned_on_dask_gives_the_one_process_result
     chunker), from a corpus.json, on a Dask LocalCluster of two workers."""
     import tarfile
 
-    from goldkeeper.flows.scale import drift_partitioned, task_runner
-
     from goldkeeper.core.drift import Corpus
+    from goldkeeper.flows.scale import drift_partitioned, task_runner
     from tests.conformance.test_real_documents import DJANGO, SETTINGS, reorganise, snapshot
     from tests.conftest import fetch_wheel
 
@@ -293,6 +291,7 @@ def test_partitions_on_s3_with_dask_workers(prefect_server, case, s3, tmp_path):
     Dask worker processes that reach it through their own s3fs: the shared-storage setup a
     remote cluster needs (``remote=True`` accepts s3:// URLs)."""
     import fsspec
+
     from goldkeeper.flows.scale import drift_partitioned, task_runner
 
     _, judgments, snapshot, *_ = case

@@ -134,10 +134,10 @@ def test_the_readmes_ui_path_shows_the_demo_on_the_prefect_ui(prefect_server, tm
 def test_the_drift_artifact_says_which_pages_moved_where(prefect_server, tmp_path, browser):
     """A re-index after pages were renamed: the drift artifact on the Prefect UI shows each
     gone page, where its labels' texts are now, and the pages gone for good."""
-    from goldkeeper.flows.lifecycle import on_reindex
     from prefect.client.orchestration import get_client
     from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterKey
 
+    from goldkeeper.flows.lifecycle import on_reindex
     from goldkeeper.io.storage import write_judgments_version
 
     case = FIXTURES / "goldkeeper-drift-rules"
@@ -344,12 +344,11 @@ def test_what_waits_is_counted_one_way_everywhere_and_a_full_batch_is_answered_w
     import sys
     from importlib import resources
 
-    from goldkeeper.flows.evaluate import outcome_of
-    from goldkeeper.flows.lifecycle import on_reindex
-
     import goldkeeper
     from goldkeeper.core.rejudge import Waiting, pending_items
     from goldkeeper.dashboard import grade_words
+    from goldkeeper.flows.evaluate import outcome_of
+    from goldkeeper.flows.lifecycle import on_reindex
     from goldkeeper.io.storage import read_current_judgments, read_latest_queue, write_judgments_version
     from tests.flows.conftest import paused_run
     from tests.flows.test_verdicts import events_about

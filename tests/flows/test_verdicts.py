@@ -75,7 +75,6 @@ def test_the_verdict_is_the_runs_state_with_tags_and_an_event(prefect_server, tm
 
 def test_a_lifecycle_with_a_failing_evaluation_is_failed_and_says_which(prefect_server, tmp_path):
     from goldkeeper.flows.lifecycle import on_reindex
-
     from goldkeeper.io.storage import write_judgments_version
 
     root = f"file://{tmp_path}/store"
@@ -114,7 +113,6 @@ def test_the_trend_marks_a_judgments_change_and_attributes_the_delta(prefect_ser
     R3 on J2 = (1/3 + 1) / 2 = 2/3. The third change, 2/3 - 1 = -1/3, is -1/6 from the labels
     (R2 on J2 minus R2 on J1) and -1/6 from the retriever (R3 minus R2, both on J2)."""
     from goldkeeper.flows.evaluate import evaluate
-
     from goldkeeper.io.storage import read_history
     from tests.flows.conftest import finished
     from tests.flows.test_evaluate import _artifacts
@@ -160,7 +158,6 @@ def test_the_trend_marks_a_judgments_change_and_attributes_the_delta(prefect_ser
 
 def test_points_with_other_cutoffs_are_not_compared(prefect_server, tmp_path):
     from goldkeeper.flows.evaluate import evaluate
-
     from tests.flows.conftest import finished
 
     root = f"file://{tmp_path}/store"
@@ -184,7 +181,6 @@ def test_the_shipped_alert_automation_posts_to_a_webhook_when_an_evaluation_fail
     import threading
 
     from goldkeeper.flows.evaluate import evaluate
-
     from tests.conftest import run_cli
     from tests.flows.conftest import finished
 
@@ -227,7 +223,6 @@ def test_a_malformed_private_file_fails_at_once_and_its_content_stays_out_of_pre
     """Chunker output whose line is not JSON: the lifecycle fails naming the file, the line
     and the problem; no line of it reaches the run's state or logs; the task that read it ran
     once (malformed input is an answer, not a fault to retry)."""
-    from goldkeeper.flows.lifecycle import on_reindex
     from prefect.client.orchestration import get_client
     from prefect.client.schemas.filters import (
         FlowFilter,
@@ -239,6 +234,7 @@ def test_a_malformed_private_file_fails_at_once_and_its_content_stays_out_of_pre
     )
 
     from goldkeeper.errors import InputError
+    from goldkeeper.flows.lifecycle import on_reindex
     from goldkeeper.io.storage import write_judgments_version
 
     secret = "PAYROLL-2026 salary of jane doe is 123456"

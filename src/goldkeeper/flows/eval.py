@@ -18,13 +18,13 @@ import os
 import re
 from typing import Any
 
-from prefect import flow, task
+from prefect import flow
 from prefect.artifacts import create_progress_artifact, update_progress_artifact
 from prefect.states import State
 
 from goldkeeper.flows.clock import now
 from goldkeeper.flows.evaluate import evaluate, outcome_of, rolled_up
-from goldkeeper.flows.faults import retry_faults, storage_root
+from goldkeeper.flows.faults import step, storage_root
 from goldkeeper.io.files import is_local, local_path
 from goldkeeper.io.retrieval import retrieve_to_storage
 from goldkeeper.io.storage import suite_slug
@@ -32,7 +32,7 @@ from goldkeeper.io.storage import suite_slug
 __all__ = ["eval_retriever"]
 
 
-@task(retry_condition_fn=retry_faults, retries=1, retry_delay_seconds=[10], timeout_seconds=7200)
+@step(timeout_seconds=7200)
 def retrieve(config: dict[str, Any], judgments_url: str, run_url: str, depth: int, mode: str, concurrency: int,
              retries: int, rate: float | None, cache: str | None, gates: list[str]) -> dict[str, Any]:
     artifact = create_progress_artifact(progress=0.0, description=f"retrieving {mode or config.get('backend')}")

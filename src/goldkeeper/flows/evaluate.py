@@ -15,7 +15,7 @@ import logging
 import uuid
 from typing import Any
 
-from prefect import flow, get_run_logger, task
+from prefect import flow, get_run_logger
 from prefect.artifacts import create_markdown_artifact, create_table_artifact
 from prefect.states import Completed, Failed, State
 
@@ -34,7 +34,7 @@ from goldkeeper.dashboard import (
     verdict_line,
 )
 from goldkeeper.flows.clock import now
-from goldkeeper.flows.faults import content_kept_out, retry_faults, storage_root
+from goldkeeper.flows.faults import step, storage_root
 from goldkeeper.flows.reports import assemble_report
 from goldkeeper.flows.scale import clean_work, score_in_partitions, task_runner
 from goldkeeper.flows.signals import announce, tag_run
@@ -105,69 +105,68 @@ def outcome_of(state: State) -> dict[str, Any]:
     return data
 
 
-@task(retry_condition_fn=retry_faults, retries=2, retry_delay_seconds=[2, 10], timeout_seconds=900)
+@step(timeout_seconds=900)
 def load_judgments(url: str) -> tuple[list[dict[str, Any]], str]:
     return load_label_rows(url)
 
 
-@task(retry_condition_fn=retry_faults, retries=2, retry_delay_seconds=[2, 10], timeout_seconds=900)
+@step(timeout_seconds=900)
 def load_run(url: str, depth: int):
     return load_run_prefixes(url, None, depth)
 
 
-@task(timeout_seconds=900)
+@step(timeout_seconds=900)
 def check_judgments(rows: list[dict[str, Any]]):
     return validate(rows)
 
 
-@task(name="score_runs", timeout_seconds=1800)
+@step(name="score_runs", timeout_seconds=1800)
 def score_run(rows: list[dict[str, Any]], run, ks: list[int], threshold: int, intervals: bool):
     # The rows were checked as they were read (load_judgments): grouped as they are, not
     # checked again as score checks rows it is given.
     return score(build_qrels(rows), run, k=ks, threshold=threshold, intervals=BootstrapSpec() if intervals else None)
 
 
-@task(retry_condition_fn=retry_faults, retries=2, retry_delay_seconds=[2, 10], timeout_seconds=1800)
+@step(timeout_seconds=1800)
 def check_corpus(rows: list[dict[str, Any]], corpus_url: str):
-    with content_kept_out():
-        return drift_counts(rows, open_corpus(corpus_url))
+    return drift_counts(rows, open_corpus(corpus_url))
 
 
-@task(name="publish_report", retries=3, retry_delay_seconds=[1, 5, 20], timeout_seconds=300)
+@step(name="publish_report", timeout_seconds=300)
 def publish(storage_url: str, suite: str, report: dict[str, Any], key: str | None = None) -> str:
     return publish_report(storage_url, suite, report, key)
 
 
-@task(retry_condition_fn=retry_faults, retries=2, retry_delay_seconds=[2, 10], timeout_seconds=900)
+@step(timeout_seconds=900)
 def content_hash(url: str) -> str:
     return content_sha256(url)
 
 
-@task(retry_condition_fn=retry_faults, retries=2, retry_delay_seconds=[2, 10], timeout_seconds=300)
+@step(timeout_seconds=300)
 def already_evaluated(storage_url: str, suite: str, key: str) -> dict[str, Any] | None:
     return find_evaluation(storage_url, suite, key)
 
 
-@task(retry_condition_fn=retry_faults, retries=2, retry_delay_seconds=[2, 10], timeout_seconds=300)
+@step(timeout_seconds=300)
 def read_suite_history(storage_url: str, suite: str) -> list[dict[str, Any]]:
     return read_history(storage_url, suite)
 
 
-@task(retry_condition_fn=retry_faults, retries=2, retry_delay_seconds=[2, 10], timeout_seconds=300)
+@step(timeout_seconds=300)
 def read_report(url: str) -> dict[str, Any]:
     import json
 
     return json.loads(read_bytes(url))
 
 
-@task(retry_condition_fn=retry_faults, retries=2, retry_delay_seconds=[2, 10], timeout_seconds=300)
+@step(timeout_seconds=300)
 def read_queue_items(url: str) -> list[dict[str, Any]]:
     from goldkeeper.io.storage import read_queue
 
     return read_queue(url)
 
 
-@task(timeout_seconds=900)
+@step(timeout_seconds=900)
 def bracket_queued(rows: list[dict[str, Any]], run, items: list[dict[str, Any]], ks: list[int], threshold: int,
                    metrics: list[str], document: dict[str, Any]) -> dict[str, dict[str, float]]:
     """Each gated metric as scored and as it would be with every queued label found."""
@@ -186,7 +185,7 @@ def bracket_queued(rows: list[dict[str, Any]], run, items: list[dict[str, Any]],
             for m in metrics if m in document["metrics"] and m in result.metrics}
 
 
-@task(timeout_seconds=900)
+@step(timeout_seconds=900)
 def attribute(rows: list[dict[str, Any]], previous: dict[str, Any], document: dict[str, Any],
               metrics: list[str]) -> dict[str, Any]:
     """The previous evaluation's run scored on these judgments: how much of each change the
@@ -208,7 +207,7 @@ def attribute(rows: list[dict[str, Any]], previous: dict[str, Any], document: di
                         for m in metrics if m in again and m in previous.get("metrics", {}) and m in document["metrics"]}}
 
 
-@task(timeout_seconds=120)
+@step(timeout_seconds=120)
 def show(suite: str, document: dict[str, Any], report_url: str, points: list[dict[str, Any]], waiting: Waiting,
          queue_url: str | None, bracket, attribution, storage_url: str) -> dict[str, str]:
     """Summaries as artifacts under stable keys, so the UI keeps their history; the chart and

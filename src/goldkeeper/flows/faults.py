@@ -1,4 +1,7 @@
-"""Which failures a flow retries, and what of a failure reaches Prefect.
+"""The one task policy: which failures a task retries, and what of a failure reaches Prefect.
+
+Every task of the flows is declared with ``step``, which applies both rules below, so no task
+can forget one (the partitioned tasks had neither).
 
 A task that reads or writes storage retries: a bucket that timed out or a disk that was full
 may answer the next time. Malformed input (an ``InputError``: a snapshot that is not one, a
@@ -14,12 +17,41 @@ and problem, not the content.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+import functools
+from collections.abc import Callable, Iterator
 from typing import Any
+
+from prefect import task
 
 from goldkeeper.errors import InputError
 
-__all__ = ["content_kept_out", "retry_faults", "storage_root"]
+__all__ = ["BACKOFF", "content_kept_out", "retry_faults", "step", "storage_root"]
+
+#: Seconds before each retry of a task that met a fault: three tries more, then the failure.
+BACKOFF = (1, 5, 20)
+
+
+def step(function: Callable[..., Any] | None = None, /, *, timeout_seconds: float | None = None,
+         name: str | None = None, cache_policy: Any = None) -> Any:
+    """A Prefect task under goldkeeper's policy: a fault (anything but malformed input) is
+    retried after each of ``BACKOFF``'s delays, malformed input never (``retry_faults``), and
+    an ``InputError`` reaches Prefect without the content it found (``content_kept_out``).
+    Used as ``@step`` or ``@step(timeout_seconds=300)``; ``name`` and ``cache_policy`` as
+    Prefect's."""
+    def declare(body: Callable[..., Any]) -> Any:
+        @functools.wraps(body)
+        def kept_out(*args: Any, **kwargs: Any) -> Any:
+            with content_kept_out():
+                return body(*args, **kwargs)
+
+        options: dict[str, Any] = {"name": name or body.__name__, "retries": len(BACKOFF),
+                                   "retry_delay_seconds": list(BACKOFF), "retry_condition_fn": retry_faults,
+                                   "timeout_seconds": timeout_seconds}
+        if cache_policy is not None:
+            options["cache_policy"] = cache_policy
+        return task(kept_out, **options)
+
+    return declare(function) if function is not None else declare
 
 
 def retry_faults(task: Any, task_run: Any, state: Any) -> bool:

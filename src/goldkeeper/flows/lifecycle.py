@@ -23,7 +23,7 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from prefect import flow, get_run_logger, task
+from prefect import flow, get_run_logger
 from prefect.artifacts import create_markdown_artifact, create_progress_artifact, update_progress_artifact
 from prefect.states import State
 
@@ -34,7 +34,7 @@ from goldkeeper.dashboard import drift_markdown
 from goldkeeper.errors import GoldkeeperError
 from goldkeeper.flows.clock import now
 from goldkeeper.flows.evaluate import evaluate, outcome_of, rolled_up
-from goldkeeper.flows.faults import content_kept_out, retry_faults, storage_root
+from goldkeeper.flows.faults import step, storage_root
 from goldkeeper.flows.scale import clean_work, drift_partitioned, task_runner
 from goldkeeper.flows.signals import signal
 from goldkeeper.io.files import read_bytes
@@ -71,23 +71,23 @@ REINDEX_PARAMETERS = {
 }
 
 
-@task(retry_condition_fn=retry_faults, retries=2, retry_delay_seconds=[2, 10], timeout_seconds=600)
+@step(timeout_seconds=600)
 def read_judgments(storage_url: str, suite: str) -> tuple[bytes, str]:
     return read_current_judgments(storage_url, suite)
 
 
-@task(retry_condition_fn=retry_faults, retries=2, retry_delay_seconds=[2, 10], timeout_seconds=300)
+@step(timeout_seconds=300)
 def read_suite_config(storage_url: str, suite: str, required: bool = False):
     return read_suite(storage_url, suite, required=required)
 
 
-@task(retry_condition_fn=retry_faults, retries=3, retry_delay_seconds=[1, 5, 20], timeout_seconds=300)
+@step(timeout_seconds=300)
 def record_corpus(storage_url: str, config, corpus_url: str) -> str:
     """The suite's configuration now names the new snapshot as its live corpus."""
     return write_suite(storage_url, config.model_copy(update={"corpus_url": corpus_url}))
 
 
-@task(retry_condition_fn=retry_faults, retries=2, retry_delay_seconds=[2, 10], timeout_seconds=300)
+@step(timeout_seconds=300)
 def latest_queue_url(storage_url: str, suite: str) -> str | None:
     try:
         return read_latest_queue(storage_url, suite)[0]
@@ -95,16 +95,14 @@ def latest_queue_url(storage_url: str, suite: str) -> str | None:
         return None
 
 
-@task(retry_condition_fn=retry_faults, retries=2, retry_delay_seconds=[2, 10], timeout_seconds=900)
+@step(timeout_seconds=900)
 def read_corpus(corpus_url: str):
-    with content_kept_out():
-        return open_corpus(corpus_url)
+    return open_corpus(corpus_url)
 
 
-@task(retry_condition_fn=retry_faults, retries=3, retry_delay_seconds=[1, 5, 20], timeout_seconds=3600)
+@step(timeout_seconds=3600)
 def publish_corpus_snapshot(storage_url: str, corpus: str, chunks_url: str, chunker: str) -> dict[str, Any]:
-    with content_kept_out():
-        return publish_sharded_snapshot(storage_url, corpus, chunks_url, chunker)
+    return publish_sharded_snapshot(storage_url, corpus, chunks_url, chunker)
 
 
 @flow(name="goldkeeper-snapshot-corpus", log_prints=True)
@@ -119,7 +117,7 @@ def snapshot_corpus(corpus: str, chunks_url: str, chunker: str, storage_url: str
     return published["url"]
 
 
-@task(timeout_seconds=1800)
+@step(timeout_seconds=1800)
 def check_drift(labels, corpus):
     """Classify, with a progress artifact when the snapshot says how many chunks it holds."""
     total = (getattr(corpus, "counts", None) or {}).get("chunks")
@@ -130,27 +128,27 @@ def check_drift(labels, corpus):
         artifact_id=artifact, progress=min(100.0, 100.0 * done / total)))
 
 
-@task(timeout_seconds=900)
+@step(timeout_seconds=900)
 def fix_recoverable(labels, result) -> bytes:
     return b"".join(dump_rows(fixed_rows(labels, result)))
 
 
-@task(retry_condition_fn=retry_faults, retries=3, retry_delay_seconds=[1, 5, 20], timeout_seconds=300)
+@step(timeout_seconds=300)
 def write_version(storage_url: str, suite: str, data: bytes, expected_sha: str) -> tuple[str, str]:
     return write_judgments_version(storage_url, suite, data, expected_sha)
 
 
-@task(timeout_seconds=600)
+@step(timeout_seconds=600)
 def open_rejudgment_queue(labels, result, corpus) -> list[dict[str, Any]]:
     return rejudgment_queue(labels, result, corpus)
 
 
-@task(retry_condition_fn=retry_faults, retries=3, retry_delay_seconds=[1, 5, 20], timeout_seconds=300)
+@step(timeout_seconds=300)
 def publish_rejudgment_queue(storage_url: str, suite: str, items: list[dict[str, Any]], stamp: str):
     return publish_queue(storage_url, suite, items, stamp)
 
 
-@task(retry_condition_fn=retry_faults, retries=3, retry_delay_seconds=[1, 5, 20], timeout_seconds=900)
+@step(timeout_seconds=900)
 def stage_labels(work_url: str, data: bytes) -> str:
     return stage_judgments(work_url, data)
 
@@ -283,7 +281,7 @@ def evaluation_suite(suite: str, run_url: str, run_urls: list[str]) -> str:
     return suite if len(run_urls) == 1 else f"{suite}-{run_url.rstrip('/').rsplit('/', 1)[-1].split('.')[0]}"
 
 
-@task(timeout_seconds=60)
+@step(timeout_seconds=60)
 def show_drift(suite: str, summary: dict[str, Any], moved: int, waiting: Waiting, version: str | None,
                queue_url: str | None, documents: list[dict[str, Any]]) -> None:
     create_markdown_artifact(key=f"goldkeeper-{suite_slug(suite)}-drift",
@@ -291,7 +289,7 @@ def show_drift(suite: str, summary: dict[str, Any], moved: int, waiting: Waiting
                              description=f"{suite}: drift after re-index")
 
 
-@task(timeout_seconds=60)
+@step(timeout_seconds=60)
 def signal_lifecycle(suite: str, summary: dict[str, Any], moved: int, waiting: Waiting, version: str | None,
                      queue_url: str | None) -> None:
     """Events for what the re-index found: drift (always), a queue opened, a new version."""

@@ -30,7 +30,7 @@ import hashlib
 import itertools
 from typing import Any
 
-from prefect import flow, get_run_logger, task
+from prefect import flow, get_run_logger
 from prefect.artifacts import create_markdown_artifact
 from prefect.cache_policies import NO_CACHE
 from prefect.context import FlowRunContext
@@ -58,7 +58,7 @@ from goldkeeper.dashboard import (
     queue_markdown,
 )
 from goldkeeper.flows.clock import now
-from goldkeeper.flows.faults import content_kept_out, retry_faults, storage_root
+from goldkeeper.flows.faults import step, storage_root
 from goldkeeper.flows.lifecycle import evaluate_suite, read_suite_config
 from goldkeeper.flows.signals import signal
 from goldkeeper.io.snapshots import open_corpus
@@ -156,56 +156,55 @@ def given_answers(answers: Any) -> dict[str, Any]:
 
 # What storage holds now, read afresh each batch (and after a suspended run restarts): never
 # Prefect's cache of an earlier read in the same run.
-@task(retry_condition_fn=retry_faults, retries=2, retry_delay_seconds=[2, 10], timeout_seconds=300, cache_policy=NO_CACHE)
+@step(timeout_seconds=300, cache_policy=NO_CACHE)
 def read_queue(storage_url: str, suite: str) -> tuple[str, list[dict[str, Any]]]:
     return read_latest_queue(storage_url, suite)
 
 
-@task(retry_condition_fn=retry_faults, retries=2, retry_delay_seconds=[2, 10], timeout_seconds=600, cache_policy=NO_CACHE)
+@step(timeout_seconds=600, cache_policy=NO_CACHE)
 def read_judgments(storage_url: str, suite: str) -> tuple[bytes, str]:
     return read_current_judgments(storage_url, suite)
 
 
-@task(timeout_seconds=1800)
+@step(timeout_seconds=1800)
 def live_chunks(corpus_url: str, wanted: list[str]):
     """The chosen chunks as they are live now, and the snapshot's fingerprint."""
-    with content_kept_out():
-        corpus = open_corpus(corpus_url)
-        return {chunk.chunk_id: chunk for chunk in corpus if chunk.chunk_id in set(wanted)}, corpus.corpus_fingerprint
+    corpus = open_corpus(corpus_url)
+    return {chunk.chunk_id: chunk for chunk in corpus if chunk.chunk_id in set(wanted)}, corpus.corpus_fingerprint
 
 
-@task(timeout_seconds=300)
+@step(timeout_seconds=300)
 def check_form_answers(answers, queue, live):
     return check_answers(answers, queue, live, "rejudge form")
 
 
-@task(timeout_seconds=600)
+@step(timeout_seconds=600)
 def merge_answers(labels, checked, queue, live, fingerprint) -> AppliedAnswers:
     return apply_answers(labels, checked, queue, live, fingerprint, "rejudge form")
 
 
-@task(retry_condition_fn=retry_faults, retries=3, retry_delay_seconds=[1, 5, 20], timeout_seconds=300)
+@step(timeout_seconds=300)
 def write_version(storage_url: str, suite: str, data: bytes, expected_sha: str) -> tuple[str, str]:
     return write_judgments_version(storage_url, suite, data, expected_sha)
 
 
-@task(retry_condition_fn=retry_faults, retries=3, retry_delay_seconds=[1, 5, 20], timeout_seconds=300)
+@step(timeout_seconds=300)
 def keep_answers(storage_url: str, suite: str, rows: list[dict[str, Any]], stamp: str) -> str | None:
     return publish_answers(storage_url, suite, rows, stamp)
 
 
-@task(retry_condition_fn=retry_faults, retries=3, retry_delay_seconds=[1, 5, 20], timeout_seconds=300)
+@step(timeout_seconds=300)
 def publish_left(storage_url: str, suite: str, left: list[dict[str, Any]], stamp: str) -> str | None:
     return publish_queue(storage_url, suite, left, stamp, keep_empty=True)
 
 
-@task(timeout_seconds=60)
+@step(timeout_seconds=60)
 def show_queue(suite: str, pending: list[dict[str, Any]], queue_url: str) -> None:
     create_markdown_artifact(key=f"goldkeeper-{suite_slug(suite)}-queue", markdown=queue_markdown(suite, pending, queue_url),
                              description=f"{suite}: what is left of the re-judgment queue")
 
 
-@task(timeout_seconds=60)
+@step(timeout_seconds=60)
 def signal_answers(suite: str, answered: int, left: int, version: str | None, replaced: int, queue_url: str) -> None:
     """The queue shrank by the items answered; a new version, when the answers made one."""
     signal("goldkeeper.queue.shrunk", suite, {"answered": answered, "left": left, "queue_url": queue_url})

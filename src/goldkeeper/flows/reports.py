@@ -5,14 +5,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from prefect import task
-
 from goldkeeper.core.reporting import apply_error_budget, build_report
+from goldkeeper.flows.faults import step
 
 __all__ = ["assemble_report"]
 
 
-@task(timeout_seconds=300)
+@step(timeout_seconds=300)
 def assemble_report(result, validation, generated_at: str, gates: list[str], inputs: dict[str, Any], drift=None,
                     retrieval: dict[str, Any] | None = None):
     counts, corpus = drift if drift is not None else (None, None)

@@ -20,14 +20,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from prefect import flow, task
+from prefect import flow
 from prefect.cache_policies import NO_CACHE
 from prefect.task_runners import ThreadPoolTaskRunner
 
 from goldkeeper.core.intervals import BootstrapSpec
 from goldkeeper.core.scoring import QueryValues, aggregate, merge_query_values
 from goldkeeper.flows.clock import now
-from goldkeeper.flows.faults import retry_faults
+from goldkeeper.flows.faults import step
 from goldkeeper.flows.reports import assemble_report
 from goldkeeper.io.files import line_ranges
 from goldkeeper.io.partitioned import (
@@ -51,10 +51,6 @@ from goldkeeper.io.snapshots import open_corpus
 
 __all__ = ["clean_work", "drift_partitioned", "score_in_partitions", "score_partitioned", "task_runner"]
 
-#: Inputs are large (label sets, drift results): never hashed for a cache key.
-_RETRY = {"retries": 2, "retry_delay_seconds": [1, 5], "cache_policy": NO_CACHE}
-
-
 def task_runner(cluster: str | None = None, workers: int = 2):
     """Prefect's thread pool (``cluster`` None), a Dask LocalCluster of ``workers`` worker
     processes (``"local"``), or an existing Dask scheduler (its address)."""
@@ -71,37 +67,37 @@ def task_runner(cluster: str | None = None, workers: int = 2):
     return DaskTaskRunner(address=cluster)
 
 
-@task(**_RETRY)
+@step(cache_policy=NO_CACHE)
 def map_shards(corpus_url: str, shards: list[int], work_url: str, partitions: int, mapper: int) -> list[dict[str, Any]]:
     return map_corpus(corpus_url, shards, work_url, partitions, mapper)
 
 
-@task(**_RETRY)
+@step(cache_policy=NO_CACHE)
 def write_manifests(corpus_url: str, work_url: str, partitions: int, pieces: list[list[dict[str, Any]]]) -> list[str]:
     return write_partition_manifests(corpus_url, work_url, partitions, pieces)
 
 
-@task(**_RETRY)
+@step(cache_policy=NO_CACHE)
 def label_pieces(judgments_url: str, pieces: int) -> list[tuple[int, int]]:
     return line_ranges(judgments_url, pieces)
 
 
-@task(**_RETRY)
+@step(cache_policy=NO_CACHE)
 def split_labels(judgments_url: str, work_url: str, partitions: int, piece: int, span: tuple[int, int]):
     return partition_labels(judgments_url, work_url, partitions, piece, span)
 
 
-@task(**_RETRY)
+@step(cache_policy=NO_CACHE)
 def classify_one(work_url: str, partition: int, counts: list[int], partitions: int | None = None):
     return classify_partition(work_url, partition, counts, partitions)
 
 
-@task(**_RETRY)
+@step(cache_policy=NO_CACHE)
 def find_unsettled(work_url: str, partition: int, partitions: int) -> list[int]:
     return find_in_partition(work_url, partition, partitions)
 
 
-@task(**_RETRY)
+@step(cache_policy=NO_CACHE)
 def merge_output(work_url: str, kind: str, partitions: int) -> str:
     return merge_outputs(work_url, kind, partitions)
 
@@ -140,22 +136,22 @@ def drift_partitioned(judgments_url: str, corpus_url: str, work_url: str, partit
                             whole["corpus_documents"], urls, whole["documents"])
 
 
-@task(**_RETRY)
+@step(cache_policy=NO_CACHE)
 def split_judgments(judgments_url: str, work_url: str, partitions: int):
     return split_labels_by_query(judgments_url, work_url, partitions)
 
 
-@task(**_RETRY)
+@step(cache_policy=NO_CACHE)
 def split_run_lines(run_url: str, work_url: str, partitions: int) -> tuple[str, str]:
     return split_run(run_url, work_url, partitions)
 
 
-@task(**_RETRY)
+@step(cache_policy=NO_CACHE)
 def score_part(work_url: str, partition: int, fmt: str, ks: list[int], threshold: int) -> QueryValues:
     return score_partition(work_url, partition, fmt, ks, threshold)
 
 
-@task(cache_policy=NO_CACHE)
+@step(cache_policy=NO_CACHE)
 def aggregate_values(qrels, parts: list[QueryValues], intervals: bool):
     return aggregate(qrels, merge_query_values(parts, qrels), intervals=BootstrapSpec() if intervals else None)
 
@@ -180,7 +176,7 @@ def score_in_partitions(judgments_url: str, run_url: str, work_url: str, partiti
     return result, validation, judgments_sha, run_sha
 
 
-@task(retry_condition_fn=retry_faults, retries=2, retry_delay_seconds=[2, 10], timeout_seconds=900)
+@step(timeout_seconds=900)
 def clean_work(work_url: str) -> None:
     remove_work(work_url)
 

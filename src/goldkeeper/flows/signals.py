@@ -14,12 +14,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from prefect import task
 from prefect.events import emit_event
 from prefect.runtime import flow_run
 
 from goldkeeper.core.trend import gated_metrics
-from goldkeeper.flows.faults import retry_faults
+from goldkeeper.flows.faults import step
 from goldkeeper.io.storage import suite_slug
 
 __all__ = ["EVALUATION_EVENTS", "announce", "signal", "suite_resource", "tag_run"]
@@ -39,7 +38,7 @@ def _related() -> list[dict[str, str]]:
              "prefect.resource.name": flow_run.name or ""}]
 
 
-@task(retry_condition_fn=retry_faults, retries=2, retry_delay_seconds=[2, 10], timeout_seconds=60)
+@step(timeout_seconds=60)
 def tag_run(suite: str, verdict: str) -> list[str]:
     """Add ``goldkeeper``, ``suite:<slug>`` and ``verdict:<pass|fail|indeterminate>`` to the
     flow run's tags (its tags are set when it is created; the verdict is known at its end)."""
@@ -60,7 +59,7 @@ def signal(event: str, suite: str, payload: dict[str, Any]) -> None:
     emit_event(event, resource=suite_resource(suite), related=_related(), payload=payload)
 
 
-@task(timeout_seconds=60)
+@step(timeout_seconds=60)
 def announce(suite: str, document: dict[str, Any], outcome: dict[str, Any]) -> None:
     """The evaluation's verdict as an event, with the gates that did not pass and the
     gated metrics' values and intervals."""
