@@ -176,6 +176,10 @@ _WHY = {
 }
 
 
+#: Why an item without candidates needs a person.
+_WHY_ALONE = "the judged text is gone or was edited, and no live chunk of its document shares its words"
+
+
 def _escaped(text: str) -> str:
     """Text shown literally in markdown, on one paragraph."""
     return _MARKDOWN_SPECIAL.sub(r"\\\1", re.sub(r"\s+", " ", text))
@@ -231,9 +235,9 @@ def item_markdown(n: int, count: int, item: Mapping[str, Any]) -> str:
     query, what kind of answer is asked, why, and the text that was judged."""
     query = item.get("query")
     ask = "confirm" if item.get("action") == "review" else "re-judge"
+    why = _WHY.get(item["status"], "needs a person") if item.get("candidates") else _WHY_ALONE
     blocks = [f"#### Item {n} of {count}: {_escaped(query) if query else 'query ' + _escaped(item['query_id'])}",
-              f"To {ask}. **{item['status']}**: {_WHY.get(item['status'], 'needs a person')}. Query id "
-              f"`{item['query_id']}`, document `{item['doc_uri']}`."]
+              f"To {ask}. **{item['status']}**: {why}. Query id `{item['query_id']}`, document `{item['doc_uri']}`."]
     judged = item.get("chunk_text")
     by = f" by {_escaped(item['labeled_by'])}" if item.get("labeled_by") else ""
     if judged:
@@ -242,7 +246,7 @@ def item_markdown(n: int, count: int, item: Mapping[str, Any]) -> str:
         blocks += [f"Judged text: not kept (graded {item['relevance']}{by}; only its hash "
                    f"`{(item.get('text_sha') or 'none')[:16]}` was recorded)."]
     if not item.get("candidates"):
-        blocks += ["No live chunk of its document shares its words: say whether to remove the label."]
+        blocks += ["Say whether to remove the label."]
     return _BLOCK.join(blocks) + "\n"
 
 
