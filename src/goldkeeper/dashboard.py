@@ -322,13 +322,15 @@ def summary_markdown(
     report_location: str,
     waiting: Waiting = NOTHING_WAITS,
     queue_location: str | None = None,
+    queue_suite: str | None = None,
     bracket: Mapping[str, Mapping[str, float]] | None = None,
     point: Mapping[str, Any] | None = None,
     attribution: Mapping[str, Any] | None = None,
 ) -> str:
     """The verdict, the metrics, and what follows: the bracket of each gated metric while
     labels are queued, the change since the last comparable evaluation (attributed to labels
-    and retriever when the judgments changed), and the next steps."""
+    and retriever when the judgments changed), and the next steps. ``queue_suite``: the suite
+    whose queue waits (the configured suite, when ``suite`` is one of its runs)."""
     lines = [report_markdown(dict(document)).rstrip("\n"), ""]
     gated = gated_metrics([g["expression"] for g in _gates(document)])
     steps: list[str] = []
@@ -364,7 +366,7 @@ def summary_markdown(
                                for m, a in attribution["metrics"].items()], [False, True, True, True]), ""]
         elif attribution.get("note"):
             lines += [f"Not attributed to labels or retriever: {attribution['note']}.", ""]
-    lines += _next_steps(suite, waiting, queue_location, steps, document)
+    lines += _next_steps(queue_suite or suite, waiting, queue_location, steps, document)
     lines.append(f"Full report: [open it]({report_link})" if report_link
                  else f"Full report on storage: `{report_location}`")
     return "\n".join(lines).rstrip("\n") + "\n"

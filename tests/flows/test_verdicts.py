@@ -87,6 +87,12 @@ def test_a_lifecycle_with_a_failing_evaluation_is_failed_and_says_which(prefect_
                        storage_url=root, k=[1], gates=["recall@1:0.25"], return_state=True)
     assert state.is_failed() and state.name == "Failed"
     assert state.message.startswith("1 of 2 evaluation(s) did not pass: parent-bad FAIL (")
+    # each run's summary sends the reviewer to the suite whose queue it is, not to the run's name
+    from tests.flows.test_evaluate import _artifacts
+
+    summary = _artifacts(["goldkeeper-parent-bad-summary"])["goldkeeper-parent-bad-summary"].data
+    assert "2 wait for a person (2 to re-judge)" in summary
+    assert "run the `goldkeeper-rejudge` flow for suite `parent` from the Prefect UI" in summary
     outcome = state.result(raise_on_failure=False).outcome
     assert {e["suite"]: e["verdict"] for e in outcome["evaluations"].values()} == {"parent-good": "PASS",
                                                                                   "parent-bad": "FAIL"}

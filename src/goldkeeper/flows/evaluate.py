@@ -209,7 +209,7 @@ def attribute(rows: list[dict[str, Any]], previous: dict[str, Any], document: di
 
 @step(timeout_seconds=120)
 def show(suite: str, document: dict[str, Any], report_url: str, points: list[dict[str, Any]], waiting: Waiting,
-         queue_url: str | None, bracket, attribution, storage_url: str) -> dict[str, str]:
+         queue_url: str | None, bracket, attribution, storage_url: str, queue_suite: str) -> dict[str, str]:
     """Summaries as artifacts under stable keys, so the UI keeps their history; the chart and
     the suite's page on storage beside the report. The pages' URLs."""
     slug = suite_slug(suite)
@@ -218,7 +218,7 @@ def show(suite: str, document: dict[str, Any], report_url: str, points: list[dic
     create_table_artifact(key=f"goldkeeper-{slug}-metrics", table=metric_rows(document),
                           description=f"{suite}: {document['verdict']['status']}, metrics at 4 decimals")
     summary = summary_markdown(suite, document, report_link=browser_link(report_url), report_location=report_url,
-                               waiting=waiting, queue_location=queue_url, bracket=bracket,
+                               waiting=waiting, queue_location=queue_url, queue_suite=queue_suite, bracket=bracket,
                                point=points[-1] if points else None, attribution=attribution)
     create_markdown_artifact(key=f"goldkeeper-{slug}-summary", markdown=summary,
                              description=f"{suite}: verdict, reasons and next steps")
@@ -261,13 +261,16 @@ def evaluate(
     cluster: str | None = None,
     workers: int = 2,
     queue_url: str | None = None,
+    queue_suite: str | None = None,
 ) -> State:
     """Score one run of one suite, publish the report, show it, and end in its verdict's
     state, whose data is the outcome (verdict, reasons, report URL, pages).
     ``retrieval`` (from the eval flow: queries, errors, budget) adds the error budget gate.
     ``partitions`` > 0 scores in that many query partitions (goldkeeper.flows.scale), on
     threads or on Dask (``cluster``: "local" or a scheduler address): the same report.
-    ``queue_url`` (the lifecycle's re-judgment queue) brackets each gated metric."""
+    ``queue_url`` (the lifecycle's re-judgment queue) brackets each gated metric; it is the
+    queue of ``queue_suite`` (default ``suite``), which the next steps name for the rejudge
+    flow: the configured suite, when ``suite`` is one of its runs' evaluations."""
     storage_url = storage_root(storage_url)
     # Keyed by the inputs' content: the same judgments, run, corpus and settings again (a
     # repeated event, a retried schedule) find the published report and do no work twice;
@@ -315,7 +318,8 @@ def evaluate(
     attribution = None
     if point is not None and point["judgments_changed"] and rows is not None and metrics:
         attribution = attribute(rows, point["previous_entry"], document, metrics)
-    pages = show(suite, document, report_url, points, waiting, queue_url, bracket, attribution, storage_url)
+    pages = show(suite, document, report_url, points, waiting, queue_url, bracket, attribution, storage_url,
+                 queue_suite or suite)
     outcome = {"suite": suite, "verdict": document["verdict"]["status"], "message": verdict_line(document),
                "report_url": report_url, "reasons": document["verdict"]["reasons"], "cached": found is not None,
                "pages": pages, "bracket": bracket, "attribution": attribution}

@@ -263,7 +263,8 @@ def _evaluate_runs(suite: str, run_urls: list[str], storage_url: str, k: list[in
     return {run_url: evaluate(suite=evaluation_suite(suite, run_url, run_urls),
                               judgments_url=current_judgments_url(storage_url, suite), run_url=run_url,
                               storage_url=storage_url, k=k, gates=gates, corpus_url=corpus_url, partitions=partitions,
-                              cluster=cluster, workers=workers, queue_url=queue_url, return_state=True)
+                              cluster=cluster, workers=workers, queue_url=queue_url, queue_suite=suite,
+                              return_state=True)
             for run_url in run_urls}
 
 
