@@ -4,6 +4,7 @@ a suite's HTML page. Screenshots go to test-output/screenshots/ (GOLDKEEPER_SCRE
 
 from __future__ import annotations
 
+import contextlib
 import re
 
 import pytest
@@ -232,6 +233,32 @@ def _resume_form(page, ui: str, run_id):
     return dialog
 
 
+@contextlib.contextmanager
+def _rejudge_in_a_process(env: dict, **parameters):
+    """The rejudge flow in a process of its own, as a worker runs it, with ``parameters``
+    (polling every second); killed if it is still running at the end."""
+    import json
+    import subprocess
+    import sys
+
+    code = "import json, sys; from goldkeeper.flows.rejudge import rejudge; rejudge(**json.loads(sys.argv[1]))"
+    flow = subprocess.Popen([sys.executable, "-c", code, json.dumps({"poll_interval": 1, "timeout": 600, **parameters})],
+                            env={**env}, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        yield flow
+    finally:
+        if flow.poll() is None:
+            flow.kill()
+            flow.wait(30)
+
+
+def _submit_and_finish(dialog, flow) -> None:
+    """Submit the form, and wait for the flow's process to end well."""
+    dialog.get_by_role("button", name="Submit").click()
+    output, _ = flow.communicate(timeout=300)
+    assert flow.returncode == 0, output[-3000:]
+
+
 def test_a_reviewer_sees_every_text_and_answers_the_batch_with_the_mouse_at_1280x720_and_1920x1080(
         prefect_server, tmp_path, browser):
     """A paused rejudge run on the real server, answered in Prefect's UI as a person would. At
@@ -242,8 +269,6 @@ def test_a_reviewer_sees_every_text_and_answers_the_batch_with_the_mouse_at_1280
     fixed. The new judgments version holds exactly those answers by human:<name>, the queue
     is empty, and the suite was scored again on the new version."""
     import json
-    import subprocess
-    import sys
 
     from goldkeeper.io.storage import read_current_judgments, read_history, read_latest_queue
     from tests.flows.conftest import next_form, paused_run
@@ -252,10 +277,7 @@ def test_a_reviewer_sees_every_text_and_answers_the_batch_with_the_mouse_at_1280
     items = _configured_queue(root, tmp_path)
     split, orphan = items
     before = read_current_judgments(root, "Refunds")[0]
-    flow = subprocess.Popen([sys.executable, "-c", "import sys; from goldkeeper.flows.rejudge import rejudge; "
-                             "rejudge(suite='Refunds', storage_url=sys.argv[1], poll_interval=1, timeout=600)", root],
-                            env={**prefect_server}, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    try:
+    with _rejudge_in_a_process(prefect_server, suite="Refunds", storage_url=root) as flow:
         run = paused_run(root)
         ui = _ui(prefect_server)
 
@@ -303,12 +325,7 @@ def test_a_reviewer_sees_every_text_and_answers_the_batch_with_the_mouse_at_1280
         expect(_switch(dialog, "1.2 answers it in part (1 of 2)")).to_have_attribute("aria-checked", "true")
         _field(dialog, "1.2 ").first.scroll_into_view_if_needed()
         page.screenshot(path=str(SCREENSHOTS / "12-rejudge-form-filled.png"))
-        dialog.get_by_role("button", name="Submit").click()
-        output, _ = flow.communicate(timeout=300)
-        assert flow.returncode == 0, output[-3000:]
-    finally:
-        if flow.poll() is None:
-            flow.kill()
+        _submit_and_finish(dialog, flow)
     data, _ = read_current_judgments(root, "Refunds")
     rejudged = [json.loads(line) for line in data.decode().splitlines() if "rejudged_from" in line]
     assert sorted((r["chunk_id"], r["relevance"], r["labeled_by"]) for r in rejudged) == sorted([
@@ -340,8 +357,6 @@ def test_what_waits_is_counted_one_way_everywhere_and_a_full_batch_is_answered_w
     is answered with mouse clicks only; the new version holds exactly those answers, and the
     rejudge artifact says what is left, counted the same way."""
     import json
-    import subprocess
-    import sys
     from importlib import resources
 
     import goldkeeper
@@ -372,11 +387,8 @@ def test_what_waits_is_counted_one_way_everywhere_and_a_full_batch_is_answered_w
     assert f"{said.capitalize()} (`{outcome['queue_url']}`)" in found["goldkeeper-counted-summary"].data
     assert "5 label(s) to re-judge score as misses" in found["goldkeeper-counted-summary"].data
 
-    flow = subprocess.Popen([sys.executable, "-c", "import sys; from goldkeeper.flows.rejudge import rejudge; "
-                             "rejudge(suite='counted', storage_url=sys.argv[1], corpus_url=sys.argv[2], poll_interval=1, "
-                             "timeout=600, evaluate_after=False, reviewer='dana k')", root, outcome["corpus_url"]],
-                            env={**prefect_server}, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    try:
+    with _rejudge_in_a_process(prefect_server, suite="counted", storage_url=root, corpus_url=outcome["corpus_url"],
+                               evaluate_after=False, reviewer="dana k") as flow:
         run = paused_run(root)
         (queue,) = _artifacts(["goldkeeper-counted-queue"]).values()
         assert f"{said.capitalize()}, in `{outcome['queue_url']}`" in queue.data
@@ -400,13 +412,7 @@ def test_what_waits_is_counted_one_way_everywhere_and_a_full_batch_is_answered_w
             _switch(dialog, title).click()
             expect(_switch(dialog, title)).to_have_attribute("aria-checked", "true")
         _switch(dialog, "Stop after this batch?").click()
-        dialog.get_by_role("button", name="Submit").click()
-        output, _ = flow.communicate(timeout=300)
-        assert flow.returncode == 0, output[-3000:]
-    finally:
-        if flow.poll() is None:
-            flow.kill()
-            flow.wait(30)
+        _submit_and_finish(dialog, flow)
     after, _ = read_current_judgments(root, "counted")
     rejudged = {row["rejudged_from"]["item_id"]: row for row in map(json.loads, after.decode().splitlines())
                 if "rejudged_from" in row}
