@@ -491,7 +491,10 @@ def split_labels_by_query(judgments_url: str, work_url: str, partitions: int, fm
             validator.add_many(block)  # and groups it into qrels
             lines: list[list[bytes]] = [[] for _ in range(partitions)]
             for row in block:
-                lines[partition_of(row["query_id"], partitions)].append(orjson.dumps(row) + b"\n")
+                # Fields a format does not have (a qrels line's query text) are left out, as
+                # a judgments file leaves them out: null is not a value the reader takes.
+                present = {name: value for name, value in row.items() if value is not None}
+                lines[partition_of(row["query_id"], partitions)].append(orjson.dumps(present) + b"\n")
             for sink, chunk in zip(sinks, lines):
                 sink.write(b"".join(chunk))  # type: ignore[attr-defined]
     return qrels, validator.result(), hashed.hexdigest()

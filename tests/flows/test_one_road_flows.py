@@ -1,0 +1,65 @@
+"""Every flow that scores writes the report bytes it wrote before the evaluation core was
+made one (tests/one_road.py): evaluate (plain, with a corpus, in partitions), the partitioned
+scoring flow and eval_retriever (sequential), on a real Prefect server."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from goldkeeper.io.files import read_bytes
+from tests.flows.conftest import finished
+from tests.one_road import NOW, check, examples
+
+pytest.importorskip("prefect")
+
+
+def test_evaluate_writes_the_bytes_it_wrote(prefect_server, tmp_path):
+    from goldkeeper.flows.evaluate import evaluate
+
+    folder = examples(tmp_path)
+    root = f"file://{tmp_path}/store"
+    outcome = finished(evaluate, suite="road", judgments_url=str(folder / "judgments.jsonl"),
+                       run_url=str(folder / "run.jsonl"), storage_url=root, k=[1, 5, 10],
+                       gates=["recall@10:ci-lower:0.5", "ndcg@10:0.3"], generated_at=NOW)
+    check("flow-evaluate-examples", read_bytes(outcome["report_url"]), tmp_path)
+    outcome = finished(evaluate, suite="road-corpus", judgments_url=str(folder / "judgments.jsonl"),
+                       run_url=str(folder / "run-reversed.jsonl"), storage_url=root, k=[10], intervals=False,
+                       corpus_url=str(folder / "corpus.json"), gates=["mrr@10:0.5"], generated_at=NOW)
+    check("flow-evaluate-corpus", read_bytes(outcome["report_url"]), tmp_path)
+    outcome = finished(evaluate, suite="road-trec", judgments_url=str(folder / "qrels.test"),
+                       run_url=str(folder / "results.test"), storage_url=root, k=[5, 10, 100], partitions=3,
+                       gates=["ndcg@10:0.2"], generated_at=NOW)
+    check("flow-evaluate-partitions", read_bytes(outcome["report_url"]), tmp_path)
+
+
+def test_partitioned_scoring_writes_the_bytes_it_wrote(prefect_server, tmp_path):
+    from goldkeeper.flows.scale import score_partitioned
+    from goldkeeper.io.files import report_bytes
+
+    folder = examples(tmp_path)
+    report = score_partitioned(str(folder / "qrels.test"), str(folder / "results.test"), str(tmp_path / "work"), 4,
+                               k=[5, 10], gates=["ndcg@10:0.2"], generated_at=NOW)
+    check("flow-score-partitioned", report_bytes(report), tmp_path)
+
+
+def test_eval_retriever_writes_the_bytes_it_wrote(prefect_server, tmp_path, monkeypatch):
+    from goldkeeper.flows.eval import eval_retriever
+
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1764547200")
+    (tmp_path / "many.jsonl").write_text("".join(
+        json.dumps({"query_id": f"q{i:03d}", "query": f"about q{i:03d}", "doc_uri": f"d-q{i:03d}", "relevance": 1}) + "\n"
+        for i in range(300)))
+    (tmp_path / "many-run.jsonl").write_text("".join(
+        json.dumps({"query_id": f"q{i:03d}", "ranking": [f"d-q{i:03d}" if i % 10 < 7 else "nope", "x"]}) + "\n"
+        for i in range(300)))
+    root = f"file://{tmp_path}/store"
+    for suite, gates in (("plain", ["recall@1:0.5"]), ("sequential", ["recall@1:sequential:0.5"])):
+        state = eval_retriever(suite=suite, judgments_url=str(tmp_path / "many.jsonl"), storage_url=root, k=[1],
+                               gates=gates, max_errors=0.1, return_state=True,
+                               retriever={"backend": "run-file", "run_file": str(tmp_path / "many-run.jsonl")})
+        outcome = state.result(raise_on_failure=False, _sync=True)
+        outcome = getattr(outcome, "outcome", outcome)
+        (evaluation,) = outcome["evaluations"].values()
+        check(f"flow-eval-{suite}", read_bytes(evaluation["report_url"]), tmp_path)
