@@ -242,7 +242,7 @@ def test_query_partitioned_scoring_writes_the_one_process_report(prefect_server,
     assert cli.code in (0, 1), cli.stderr
     report = score_partitioned.with_options(task_runner=task_runner(cluster, 2))(
         str(judgments), str(run), str(tmp_path / "work"), 5, k=[5, 10], gates=["ndcg@10:0.2"], generated_at=now)
-    assert report.per_stratum and report.metrics["ndcg@10"].ci is not None
+    assert report["per_stratum"] and report["metrics"]["ndcg@10"]["ci"] is not None
     assert report_bytes(report) == cli.stdout.encode()
 
 

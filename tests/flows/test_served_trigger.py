@@ -191,6 +191,15 @@ def test_the_shipped_deployments_run_on_a_process_worker_for_the_suite_an_event_
         assert wiki.state.message == "1 evaluation(s) passed"
         # refunds: drift queued labels that score as misses, so its strict gate fails: a red run
         assert refunds.state.is_failed() and "refunds FAIL" in refunds.state.message, refunds.state
+        # A FAIL is an answer, not a crash: said once in red, with no traceback in the run's log or the worker's.
+        from prefect.client.schemas.filters import LogFilter, LogFilterFlowRunId
+
+        logs = _read(server, lambda client: client.read_logs(
+            log_filter=LogFilter(flow_run_id=LogFilterFlowRunId(any_=[refunds.id]))))
+        said = "\n".join(entry.message for entry in logs)
+        assert "Traceback" not in said and "unexpected exception" not in said, said[-3000:]
+        assert any(entry.level >= 40 and "refunds FAIL" in entry.message for entry in logs), said[-3000:]
+        assert "Traceback" not in log and "unexpected exception" not in log, log[-3000:]
         for suite, corpus in (("wiki-qa", merge), ("refunds", drift)):
             config = json.loads((tmp_path / "store" / "suites" / f"{suite}.json").read_text())
             assert config["corpus_url"] == str(corpus / "corpus.json")  # the event's snapshot, recorded

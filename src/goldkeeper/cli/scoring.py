@@ -177,8 +177,7 @@ def run_score(*, judgments: str, run: str, k: list[str], threshold: int, gate: l
               measurement: list[str] | None = None) -> int:
     """Score a run against judgments, decide the gates, write the report: the exit code
     (0 PASS, 1 FAIL or INDETERMINATE); bad input raises."""
-    from goldkeeper.core.reporting import report_document
-    from goldkeeper.core.scoring import aggregate
+    from goldkeeper.core.evaluation import Settings, evaluate
     from goldkeeper.io.files import report_bytes, write_bytes_atomic
     from goldkeeper.io.loading import load_baseline, read_scoring_inputs
 
@@ -188,7 +187,7 @@ def run_score(*, judgments: str, run: str, k: list[str], threshold: int, gate: l
         raise UsageError("--judgments and --run cannot both read stdin")
     gates, ks = gates_and_cutoffs(gate, k)
     generated = report_time(now)
-    bootstrap = bootstrap_spec(intervals, confidence, resamples, seed)
+    settings = Settings(tuple(ks), threshold, tuple(gates), bootstrap_spec(intervals, confidence, resamples, seed))
     previous = load_baseline(baseline) if baseline else None
     count_drift = None
     if corpus:
@@ -201,20 +200,17 @@ def run_score(*, judgments: str, run: str, k: list[str], threshold: int, gate: l
     with progress(quiet=quiet or output is ScoreFormat.json):
         read = read_scoring_inputs(judgments, judgments_format.value if judgments_format else None,
                                    run, run_format, ks, threshold, on_rows=count_drift)
-    validation, qrels, judgments_sha, found, run_sha = (read.validation, read.qrels, read.judgments_sha,
-                                                        read.run, read.run_sha)
     drift_counts_found, corpus_info = read.from_rows if corpus else (None, None)
-    result = aggregate(qrels, found, intervals=bootstrap)
-    inputs = {"judgments": {"url": judgments, "sha256": judgments_sha},
-              "run": {"url": run, "sha256": run_sha}}
+    inputs = {"judgments": {"url": judgments, "sha256": read.judgments_sha},
+              "run": {"url": run, "sha256": read.run_sha}}
     if baseline:
         inputs["baseline"] = {"url": baseline}
     if corpus:
         inputs["corpus"] = {"url": corpus}
     # The report stays JSON values (no pydantic) unless a renderer wants the model.
-    built = report_document(result, validation, generated_at=generated, gates=gates,
-                            baseline=previous, inputs=inputs, drift=drift_counts_found, corpus=corpus_info,
-                            measurements=summarized(measurement or [], confidence))
+    built = evaluate(read.qrels, read.run, read.validation, settings, generated_at=generated, baseline=previous,
+                     inputs=inputs, drift=drift_counts_found, corpus=corpus_info,
+                     measurements=summarized(measurement or [], confidence))
     if report or output is ScoreFormat.json:
         document = report_bytes(built)
         if report:
@@ -307,6 +303,9 @@ def eval_(
     report: Annotated[Optional[str], typer.Option("--report", help="Also write the (first run's) report JSON here.")] = None,
     now: Annotated[Optional[str], typer.Option("--now", help="Report time (ISO 8601); else SOURCE_DATE_EPOCH; else now.")] = None,
     intervals: Annotated[bool, typer.Option("--intervals/--no-intervals", help="A confidence interval on every metric.")] = True,
+    confidence: Annotated[float, typer.Option("--confidence", callback=probability, help="Interval confidence level.")] = 0.95,
+    resamples: Annotated[int, typer.Option("--resamples", min=1, help="Bootstrap resamples for graded metrics under 500 queries (from 500 the distribution is computed).")] = 10_000,
+    seed: Annotated[int, typer.Option("--seed", min=0, help="Bootstrap seed (under 500 queries).")] = 0,
     output: Annotated[ReportFormat, typer.Option("--format", help="text, json or markdown.")] = ReportFormat.text,
     gate_policy: Annotated[Optional[GatePolicy], typer.Option("--gate-policy", help=POLICY_HELP)] = None,
     baseline: Annotated[Optional[str], typer.Option("--baseline", help="A previous report, for delta and regression gates.")] = None,
@@ -319,9 +318,7 @@ def eval_(
     import hashlib
 
     from goldkeeper.core.comparison import compare_scores
-    from goldkeeper.core.reporting import apply_error_budget, build_report
-    from goldkeeper.core.scoring import build_qrels
-    from goldkeeper.core.scoring import score as score_run
+    from goldkeeper.core.evaluation import Retrieval, Settings, evaluate
     from goldkeeper.core.validation import validate
     from goldkeeper.io.files import report_bytes, write_bytes_atomic
     from goldkeeper.io.loading import load_baseline, load_label_rows
@@ -335,6 +332,7 @@ def eval_(
     if os.path.isdir(cache):
         raise UsageError(f"--cache: names a file (JSONL), and {cache} is a folder")
     gates, ks = gates_and_cutoffs([*gate, *policy_gates(gate_policy, ctx.args)], k)
+    settings = Settings(tuple(ks), threshold, tuple(gates), bootstrap_spec(intervals, confidence, resamples, seed))
     previous = load_baseline(baseline) if baseline else None
     config = {"backend": backend.value, "url_template": url_template, "method": method,
               "body_template": body_template, "results_path": results_path, "id_field": id_field,
@@ -359,7 +357,6 @@ def eval_(
     with progress(quiet=quiet or output is ReportFormat.json):
         rows, judgments_sha = load_label_rows(judgments, queries=queries_file)
     validation = validate(rows)
-    qrels = build_qrels(rows)
     # All gates sequential: ask in the gates' order and stop once they settle (sequential_plan).
     texts, settled, spent = sequential_plan(rows, [g.raw for g in gates], threshold,
                                             need_text=backend is not Backend.run_file)
@@ -375,22 +372,18 @@ def eval_(
         write_bytes_atomic(run_path, got.run_bytes)
         write_bytes_atomic(os.path.join(out, f"errors-{slug}.jsonl"),
                            "".join(json.dumps(e, ensure_ascii=False) + "\n" for e in got.errors).encode("utf-8"))
-        asked = set(got.asked)  # queries never asked are not scored as misses
-        scored_on = qrels if got.queries == got.of else build_qrels([r for r in rows if r["query_id"] in asked])
-        result = score_run(scored_on, got.entries, k=ks, threshold=threshold,
-                           intervals=bootstrap_spec(intervals, 0.95, 10_000, 0))
         inputs = {"judgments": {"url": judgments, "sha256": judgments_sha},
                   "run": {"url": run_path, "sha256": hashlib.sha256(got.run_bytes).hexdigest(), "system": name}}
-        built = build_report(result, validation, generated_at=generated_at, gates=gates, inputs=inputs,
-                             baseline=previous)
-        built = apply_error_budget(built, got.queries, got.errors, max_errors)
-        if settled is not None:
-            built.retrieval["sequential"] = spent(got, concurrency)  # type: ignore[attr-defined]
+        # Queries never asked (a sequential retrieval that stopped) are not scored as misses.
+        retrieval = Retrieval(got.queries, got.errors, max_errors,
+                              spent(got, concurrency) if settled is not None else None)
+        built = evaluate(rows, got.entries, validation, settings, generated_at=generated_at, inputs=inputs,
+                         baseline=previous, retrieval=retrieval)
         document = report_bytes(built)
         write_bytes_atomic(os.path.join(out, f"report-{slug}.json"), document)
         if report and not reports:
             write_bytes_atomic(report, document)
-        named.append((name, result))
+        named.append((name, built))
         reports.append((name, built, document))
     comparison = compare_scores(named) if len(named) > 1 else None
     if comparison is not None:
@@ -403,7 +396,7 @@ def eval_(
         from goldkeeper.render import comparison_markdown, print_comparison, print_report, report_markdown
 
         for name, built, _ in reports:
-            retrieval = built.retrieval  # type: ignore[attr-defined]
+            retrieval = built["retrieval"]
             if output is ReportFormat.markdown:
                 sys.stdout.write(f"## {name}\n\n" + report_markdown(built))
             else:
@@ -418,7 +411,7 @@ def eval_(
             sys.stdout.write("\n" + comparison_markdown(comparison))
         sys.stdout.write(f"runs, errors and reports in {out}/\n" if output is ReportFormat.text
                          else f"\nRuns, errors and reports: `{out}/`.\n")
-    ok = all(built.verdict.status == "PASS" for _, built, _ in reports)
+    ok = all(built["verdict"]["status"] == "PASS" for _, built, _ in reports)
     raise typer.Exit(EXIT_OK if ok else EXIT_FAILED)
 
 

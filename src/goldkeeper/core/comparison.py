@@ -30,31 +30,33 @@ class _Pair:
 
 
 def compare_scores(
-    named: list[tuple[str, ScoreResult]],
+    named: list[tuple[str, ScoreResult | dict[str, Any]]],
     metrics: list[str] | None = None,
     alpha: float = 0.05,
     resamples: int = 10_000,
     seed: int = 0,
 ) -> dict[str, Any]:
-    """The first run is the baseline; every other is compared with it on every metric."""
+    """The first run is the baseline; every other is compared with it on every metric. Each
+    run's scores are a ``ScoreResult`` or a report document (``core.evaluation.evaluate``'s)."""
     if len(named) < 2:
         raise ValueError("compare: needs a baseline and at least one challenger run")
     if not 0 < alpha < 1:
         raise ValueError(f"compare: alpha must be between 0 and 1, got {alpha}")
+    named = [(name, _per_query(result)) for name, result in named]
     base_name, base = named[0]
-    queries = list(base.per_query)
-    for name, result in named[1:]:
-        if list(result.per_query) != queries:
+    queries = list(base)
+    for name, per_query in named[1:]:
+        if list(per_query) != queries:
             raise ValueError(f"compare: run '{name}' was scored on other queries than '{base_name}'")
-    chosen = metrics or list(base.metrics)
+    chosen = metrics or list(base[queries[0]] if queries else [])
     comparisons: list[dict[str, Any]] = []
     for metric in chosen:
-        if queries and metric not in base.per_query[queries[0]]:
+        if queries and metric not in base[queries[0]]:
             raise ValueError(f"compare: metric '{metric}' was not computed")
-        base_values = np.array([base.per_query[q][metric] for q in queries])
+        base_values = np.array([base[q][metric] for q in queries])
         rows = []
-        for name, result in named[1:]:
-            other = np.array([result.per_query[q][metric] for q in queries])
+        for name, per_query in named[1:]:
+            other = np.array([per_query[q][metric] for q in queries])
             differing = int((np.abs(other - base_values) > 1e-12).sum())
             rows.append({
                 "metric": metric,
@@ -88,6 +90,10 @@ def compare_scores(
         },
         "comparisons": comparisons,
     })
+
+
+def _per_query(result: Any) -> dict[str, dict[str, float]]:
+    return result["per_query"] if isinstance(result, dict) else result.per_query
 
 
 class Comparison(dict):

@@ -13,6 +13,8 @@ model, whose ``to_json_dict`` gives the same document back.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from goldkeeper._version import __version__
@@ -23,7 +25,7 @@ from goldkeeper.core.validation import ValidationResult
 if TYPE_CHECKING:
     from goldkeeper.models.report import CorpusInfo, DriftCounts, Report, Status
 
-__all__ = ["apply_error_budget", "build_report", "report_document"]
+__all__ = ["Retrieval", "build_report", "report_document"]
 
 _INTERVAL_METHODS = {
     "clopper-pearson": "exact binomial interval, for metrics whose per-query values are 0 or 1 "
@@ -33,6 +35,30 @@ _INTERVAL_METHODS = {
     "bca-saddlepoint": "BCa with the bootstrap distribution of the mean computed by the saddlepoint, not "
                        "drawn, from 500 queries on (Lugannani and Rice 1980; Davison and Hinkley 1988)",
 }
+
+
+@dataclass(frozen=True)
+class Retrieval:
+    """What a live retrieval spent: ``queries`` asked, the ``errors`` (``{query_id, error}``,
+    scored as missing from the run, never as an empty ranking), the error ``budget`` (a share
+    of the queries), and with sequential gates the queries asked before they settled
+    (``sequential``: ``query_ids`` and what was saved), on which alone it is scored."""
+
+    queries: int
+    errors: list[dict[str, Any]] = field(default_factory=list)
+    budget: float = 0.0
+    sequential: dict[str, Any] | None = None
+
+    @classmethod
+    def from_dict(cls, figures: Mapping[str, Any]) -> Retrieval:
+        """From the eval flow's parameter (``queries``, ``errors``, ``budget``, ``sequential``)."""
+        return cls(figures["queries"], list(figures["errors"]), figures.get("budget", 0.0), figures.get("sequential"))
+
+    @property
+    def asked(self) -> frozenset[str] | None:
+        """The queries asked, when a sequential retrieval stopped before asking them all."""
+        ids = (self.sequential or {}).get("query_ids")
+        return None if ids is None else frozenset(ids)
 
 
 def _n(count: int, one: str, many: str) -> str:
@@ -121,12 +147,14 @@ def report_document(
     corpus: CorpusInfo | dict[str, Any] | None = None,
     inputs: dict[str, Any] | None = None,
     measurements: dict[str, dict[str, Any]] | None = None,
+    retrieval: Retrieval | None = None,
 ) -> dict[str, Any]:
     """The full report as JSON values, in the order it is written (the reference schema's
     fields, then goldkeeper's). ``generated_at`` is given, not read from a clock: the core is
     pure. ``baseline``, ``drift`` and ``corpus`` are models or their JSON documents;
     ``measurements`` are summarized metrics by name (``summarize``'s, as JSON), which
-    ``NAME:ci-lower:F`` gates read."""
+    ``NAME:ci-lower:F`` gates read; ``retrieval`` (a live evaluation's figures) adds the error
+    budget's gate."""
     drift = _plain(drift)
     status, reasons = _base_verdict(result, validation, drift)
     document: dict[str, Any] = {
@@ -178,36 +206,35 @@ def report_document(
         verdict["status"] = worse_status(status, worst)
         verdict["gates"] = results
         reasons.extend(gate_reasons)
+    if retrieval is not None:
+        _error_budget(document, retrieval)
     return document
 
 
 def build_report(result: ScoreResult, validation: ValidationResult, **settings: Any) -> Report:
-    """The full report as a ``Report`` model: ``report_document``'s, validated. ``settings``
-    are ``report_document``'s keywords (``generated_at``, required, then ``gates``,
-    ``baseline``, ``drift``, ``corpus``, ``inputs``)."""
+    """The report as a ``Report`` model: ``report_document``'s, validated (its typed view, for
+    Python callers). ``settings`` are ``report_document``'s keywords."""
     from goldkeeper.models.report import Report
 
     return Report.model_validate(report_document(result, validation, **settings))
 
 
-def apply_error_budget(report: Report, queries: int, errors: list[dict[str, Any]], budget: float) -> Report:
-    """Record a live evaluation's retrieval errors and fail closed past the budget.
-
-    ``errors`` are ``{query_id, error}`` for queries whose retriever call failed (scored as
-    missing from the run, never as an empty ranking). The gate ``errors:<budget>`` passes
-    while the share of queries that errored is at most ``budget``; no answered query at all
-    can never pass."""
-    share = len(errors) / queries if queries else 1.0
-    report.retrieval = {"queries": queries, "errors": len(errors), "error_share": round(share, 12),  # type: ignore[attr-defined]
-                        "budget": budget, "failed": errors}
-    from goldkeeper.models.report import GateResult
-
-    ok = queries > 0 and len(errors) < queries and round(share, 12) <= budget
-    result = GateResult(expression=f"errors:{budget:g}", status="PASS" if ok else "FAIL", observed=round(share, 12))
-    report.verdict.gates = [*(report.verdict.gates or []), result]
+def _error_budget(document: dict[str, Any], retrieval: Retrieval) -> None:
+    """Record a live evaluation's retrieval errors and fail closed past the budget: the gate
+    ``errors:<budget>`` passes while the share of queries that errored is at most the budget;
+    no answered query at all can never pass."""
+    queries, errors, budget = retrieval.queries, retrieval.errors, retrieval.budget
+    share = round(len(errors) / queries if queries else 1.0, 12)
+    document["retrieval"] = {"queries": queries, "errors": len(errors), "error_share": share, "budget": budget,
+                             "failed": errors}
+    if retrieval.sequential is not None:
+        document["retrieval"]["sequential"] = retrieval.sequential
+    verdict = document["verdict"]
+    ok = queries > 0 and len(errors) < queries and share <= budget
+    verdict["gates"] = [*(verdict.get("gates") or []),
+                        {"expression": f"errors:{budget:g}", "status": "PASS" if ok else "FAIL", "observed": share}]
     if not ok:
-        report.verdict.status = worse_status(report.verdict.status, "FAIL")
-        report.verdict.reasons.append(
-            f"{len(errors)} of {queries} retriever calls failed ({share:.1%}), over the error budget of {budget:.1%}"
-            if len(errors) < queries or not queries else "every retriever call failed")
-    return report
+        verdict["status"] = worse_status(verdict["status"], "FAIL")
+        verdict["reasons"].append(
+            f"{len(errors)} of {queries} retriever calls failed ({share:.1%}), over "
+            f"the error budget of {budget:.1%}" if len(errors) < queries or not queries else "every retriever call failed")

@@ -20,7 +20,7 @@ from prefect.artifacts import create_markdown_artifact, create_table_artifact
 from prefect.states import Completed, Failed, State
 
 from goldkeeper.core.drift import drift_counts
-from goldkeeper.core.intervals import BootstrapSpec
+from goldkeeper.core.evaluation import Settings
 from goldkeeper.core.rejudge import Waiting
 from goldkeeper.core.scoring import build_qrels, score
 from goldkeeper.core.trend import attribute_change, gate_thresholds, gated_metrics, trend_points, with_queued_found
@@ -35,7 +35,7 @@ from goldkeeper.dashboard import (
 )
 from goldkeeper.flows.clock import now
 from goldkeeper.flows.faults import step, storage_root
-from goldkeeper.flows.reports import assemble_report
+from goldkeeper.flows.reports import evaluation
 from goldkeeper.flows.scale import clean_work, score_in_partitions, task_runner
 from goldkeeper.flows.signals import announce, tag_run
 from goldkeeper.io.files import read_bytes
@@ -66,6 +66,22 @@ class EvaluationFailed(Exception):
 
     def __reduce__(self):  # pickled with the state's data
         return (type(self), (self.outcome,))
+
+
+class _VerdictIsNoCrash(logging.Filter):
+    """Prefect's engine re-raises a Failed flow run's exception when the run ends in a
+    worker's process, and logs it as "exited with unexpected exception" with its traceback,
+    to the run's log and the worker's. For an ``EvaluationFailed`` that is an answer, not a
+    crash, already logged at its level by the flow: the record is dropped."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        error = record.exc_info[1] if record.exc_info else None
+        return not isinstance(error, EvaluationFailed)
+
+
+# The flow run's logger and the engine's: where the worker's subprocess logs the exception.
+for _name in ("prefect.flow_runs", "prefect.engine"):
+    logging.getLogger(_name).addFilter(_VerdictIsNoCrash())
 
 
 def verdict_state(outcome: dict[str, Any]) -> State:
@@ -118,13 +134,6 @@ def load_run(url: str, depth: int):
 @step(timeout_seconds=900)
 def check_judgments(rows: list[dict[str, Any]]):
     return validate(rows)
-
-
-@step(name="score_runs", timeout_seconds=1800)
-def score_run(rows: list[dict[str, Any]], run, ks: list[int], threshold: int, intervals: bool):
-    # The rows were checked as they were read (load_judgments): grouped as they are, not
-    # checked again as score checks rows it is given.
-    return score(build_qrels(rows), run, k=ks, threshold=threshold, intervals=BootstrapSpec() if intervals else None)
 
 
 @step(timeout_seconds=1800)
@@ -235,11 +244,10 @@ def show(suite: str, document: dict[str, Any], report_url: str, points: list[dic
 
 
 def _score_in_partitions(storage_url: str, suite: str, judgments_url: str, run_url: str, partitions: int,
-                         k: list[int], threshold: int, intervals: bool, cluster: str | None, workers: int):
+                         k: list[int], threshold: int, cluster: str | None, workers: int):
     work_url = f"{storage_url.rstrip('/')}/work/{suite_slug(suite)}/{uuid.uuid4().hex[:12]}"
     found = score_in_partitions.with_options(task_runner=task_runner(cluster, workers))(
-        judgments_url, run_url, work_url, partitions, k, threshold, intervals,
-        remote=cluster not in (None, "local"))
+        judgments_url, run_url, work_url, partitions, k, threshold, remote=cluster not in (None, "local"))
     clean_work(work_url)
     return found
 
@@ -254,6 +262,9 @@ def evaluate(
     threshold: int = 1,
     gates: list[str] = [],  # noqa: B006
     intervals: bool = True,
+    confidence: float = 0.95,
+    resamples: int = 10_000,
+    seed: int = 0,
     generated_at: str | None = None,
     corpus_url: str | None = None,
     retrieval: dict[str, Any] | None = None,
@@ -266,6 +277,7 @@ def evaluate(
     """Score one run of one suite, publish the report, show it, and end in its verdict's
     state, whose data is the outcome (verdict, reasons, report URL, pages).
     ``retrieval`` (from the eval flow: queries, errors, budget) adds the error budget gate.
+    ``confidence``, ``resamples`` and ``seed`` are the intervals' (as ``goldkeeper score``'s).
     ``partitions`` > 0 scores in that many query partitions (goldkeeper.flows.scale), on
     threads or on Dask (``cluster``: "local" or a scheduler address): the same report.
     ``queue_url`` (the lifecycle's re-judgment queue) brackets each gated metric; it is the
@@ -275,9 +287,13 @@ def evaluate(
     # Keyed by the inputs' content: the same judgments, run, corpus and settings again (a
     # repeated event, a retried schedule) find the published report and do no work twice;
     # its artifacts are shown again, so a new server's UI has them too.
+    # (Interval settings other than the defaults are part of the key; the defaults are not,
+    # so evaluations keyed before they were parameters are still found.)
+    chosen = {name: value for name, value, default in (("confidence", confidence, 0.95), ("resamples", resamples, 10_000),
+                                                       ("seed", seed, 0)) if intervals and value != default}
     key = evaluation_key(judgments=content_hash(judgments_url), run=content_hash(run_url),
                          corpus=content_hash(corpus_url) if corpus_url else None, k=k, threshold=threshold,
-                         gates=gates, intervals=intervals, retrieval=retrieval)
+                         gates=gates, intervals=intervals, retrieval=retrieval, **chosen)
     found = already_evaluated(storage_url, suite, key)
     rows = run = None
     if found is not None:
@@ -285,25 +301,21 @@ def evaluate(
         report_url, document = found["report"], read_report(found["report"])
     else:
         if partitions > 0:
-            result, validation, judgments_sha, run_sha = _score_in_partitions(
-                storage_url, suite, judgments_url, run_url, partitions, k, threshold, intervals, cluster, workers)
+            labels, run_values, validation, judgments_sha, run_sha = _score_in_partitions(
+                storage_url, suite, judgments_url, run_url, partitions, k, threshold, cluster, workers)
             rows = load_judgments(judgments_url)[0] if corpus_url else None
         else:
             rows, judgments_sha = load_judgments(judgments_url)
             run, run_sha = load_run(run_url, max(k))
             validation = check_judgments(rows)
-            asked = (retrieval or {}).get("sequential", {}).get("query_ids")
-            # A retrieval that stopped once its sequential gates settled is scored on the queries it asked.
-            wanted = None if asked is None else frozenset(asked)
-            scored = rows if wanted is None else [r for r in rows if r["query_id"] in wanted]
-            result = score_run(scored, run, k, threshold, intervals)
+            labels, run_values = rows, run
         inputs = {"judgments": {"url": judgments_url, "sha256": judgments_sha},
                   "run": {"url": run_url, "sha256": run_sha}}
         drift = check_corpus(rows, corpus_url) if corpus_url else None
         if corpus_url:
             inputs["corpus"] = {"url": corpus_url}
-        document = assemble_report(result, validation, generated_at or now(), gates, inputs, drift,
-                                   retrieval).to_json_dict()
+        settings = Settings.of(k, threshold, gates, intervals, confidence, resamples, seed)
+        document = evaluation(labels, run_values, validation, settings, generated_at or now(), inputs, drift, retrieval)
         report_url = publish(storage_url, suite, document, key)
     history = read_suite_history(storage_url, suite)
     metrics = gated_metrics(gates)

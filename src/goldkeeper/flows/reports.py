@@ -1,24 +1,22 @@
-"""A report from a scoring's result: the one task every evaluation's report goes through (the
-evaluate flow, partitioned scoring), over ``core.reporting``."""
+"""The one task every evaluation's report goes through (the evaluate flow, partitioned
+scoring): ``core.evaluation.evaluate``."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from goldkeeper.core.reporting import apply_error_budget, build_report
+from goldkeeper.core.evaluation import Retrieval, Settings, evaluate
 from goldkeeper.flows.faults import step
 
-__all__ = ["assemble_report"]
+__all__ = ["evaluation"]
 
 
-@step(timeout_seconds=300)
-def assemble_report(result, validation, generated_at: str, gates: list[str], inputs: dict[str, Any], drift=None,
-                    retrieval: dict[str, Any] | None = None):
+@step(name="evaluate_run", timeout_seconds=1800)
+def evaluation(labels, run, validation, settings: Settings, generated_at: str, inputs: dict[str, Any], drift=None,
+               retrieval: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The report of one run (``labels``: rows or a grouping; ``run``: heads or per-query
+    values), with the drift counts and corpus (``check_corpus``'s) and a retrieval's figures
+    (the eval flow's parameter)."""
     counts, corpus = drift if drift is not None else (None, None)
-    report = build_report(result, validation, generated_at=generated_at, gates=gates, inputs=inputs,
-                          drift=counts, corpus=corpus)
-    if retrieval is not None:
-        report = apply_error_budget(report, retrieval["queries"], retrieval["errors"], retrieval.get("budget", 0.0))
-        if "sequential" in retrieval:
-            report.retrieval["sequential"] = retrieval["sequential"]  # type: ignore[attr-defined]
-    return report
+    return evaluate(labels, run, validation, settings, generated_at=generated_at, inputs=inputs, drift=counts,
+                    corpus=corpus, retrieval=None if retrieval is None else Retrieval.from_dict(retrieval))

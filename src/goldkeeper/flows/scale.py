@@ -24,11 +24,11 @@ from prefect import flow
 from prefect.cache_policies import NO_CACHE
 from prefect.task_runners import ThreadPoolTaskRunner
 
-from goldkeeper.core.intervals import BootstrapSpec
-from goldkeeper.core.scoring import QueryValues, aggregate, merge_query_values
+from goldkeeper.core.evaluation import Settings
+from goldkeeper.core.scoring import QueryValues, merge_query_values
 from goldkeeper.flows.clock import now
 from goldkeeper.flows.faults import step
-from goldkeeper.flows.reports import assemble_report
+from goldkeeper.flows.reports import evaluation
 from goldkeeper.io.files import line_ranges
 from goldkeeper.io.partitioned import (
     OUTPUTS,
@@ -152,16 +152,16 @@ def score_part(work_url: str, partition: int, fmt: str, ks: list[int], threshold
 
 
 @step(cache_policy=NO_CACHE)
-def aggregate_values(qrels, parts: list[QueryValues], intervals: bool):
-    return aggregate(qrels, merge_query_values(parts, qrels), intervals=BootstrapSpec() if intervals else None)
+def merge_values(qrels, parts: list[QueryValues]) -> QueryValues:
+    return merge_query_values(parts, qrels)
 
 
 @flow(name="goldkeeper-score-in-partitions", log_prints=True)
 def score_in_partitions(judgments_url: str, run_url: str, work_url: str, partitions: int = 8,
-                        k: list[int] = [10], threshold: int = 1, intervals: bool = True,  # noqa: B006
-                        remote: bool = False):
-    """The score result of a run in ``partitions`` query partitions, merged; with the
-    judgments' validation and the sha256 of both inputs (what a report is assembled from)."""
+                        k: list[int] = [10], threshold: int = 1, remote: bool = False):  # noqa: B006
+    """A run's per-query values in ``partitions`` query partitions, merged: the labels'
+    grouping, the values, the judgments' validation and the sha256 of both inputs (what
+    ``core.evaluation.evaluate`` makes a report of)."""
     if partitions < 1:
         raise ValueError(f"partitions: must be at least 1, got {partitions}")
     for url in (judgments_url, run_url, work_url):
@@ -171,9 +171,9 @@ def score_in_partitions(judgments_url: str, run_url: str, work_url: str, partiti
     fmt, run_sha = run_split.result()
     parts = [future.result() for future in
              [score_part.submit(work_url, p, fmt, list(k), threshold) for p in range(partitions)]]
-    result = aggregate_values(qrels, parts, intervals)
-    print(f"scored {result.queries_scored} queries over {partitions} partitions")
-    return result, validation, judgments_sha, run_sha
+    values = merge_values(qrels, parts)
+    print(f"scored {len(values.scored_ids)} queries over {partitions} partitions")
+    return qrels, values, validation, judgments_sha, run_sha
 
 
 @step(timeout_seconds=900)
@@ -184,11 +184,13 @@ def clean_work(work_url: str) -> None:
 @flow(name="goldkeeper-score-partitioned", log_prints=True)
 def score_partitioned(judgments_url: str, run_url: str, work_url: str, partitions: int = 8,
                       k: list[int] = [10], threshold: int = 1, intervals: bool = True,  # noqa: B006
-                      gates: list[str] = [], generated_at: str | None = None, remote: bool = False):  # noqa: B006
+                      gates: list[str] = [], generated_at: str | None = None, remote: bool = False,  # noqa: B006
+                      confidence: float = 0.95, resamples: int = 10_000, seed: int = 0) -> dict[str, Any]:
     """Score a run in ``partitions`` query partitions and merge: the same report as
     ``goldkeeper score`` on the same files (same bytes with the same ``generated_at``)."""
-    result, validation, judgments_sha, run_sha = score_in_partitions(
-        judgments_url, run_url, work_url, partitions, k, threshold, intervals, remote)
+    qrels, values, validation, judgments_sha, run_sha = score_in_partitions(
+        judgments_url, run_url, work_url, partitions, k, threshold, remote)
     inputs = {"judgments": {"url": judgments_url, "sha256": judgments_sha},
               "run": {"url": run_url, "sha256": run_sha}}
-    return assemble_report(result, validation, generated_at or now(), gates, inputs)
+    settings = Settings.of(k, threshold, gates, intervals, confidence, resamples, seed)
+    return evaluation(qrels, values, validation, settings, generated_at or now(), inputs)
