@@ -65,3 +65,28 @@ def test_a_gate_and_compare_take_other_spellings(tmp_path):
     assert gated.code == 0 and "PASS          nDCG@3:0.1" in gated.stdout
     refused = run_cli("score", "-j", "judgments.jsonl", "-r", "run.jsonl", "--gate", "NDCG@3:0.1", cwd=tmp_path)
     assert refused.code == 2 and "did you mean 'nDCG'?" in refused.stderr
+
+
+def test_every_declared_metric_is_computed_read_in_every_spelling_and_takes_a_min_flag():
+    """A metric is one entry of METRICS (issue 39, item 3): the kernel fills its column (a
+    ranking with the one relevant key first scores 1 on every metric at k = 1, and 0 without
+    it), its other tools' spellings read as it, and --min-<name><k> gates it."""
+    from goldkeeper.cli.scoring import policy_gates
+    from goldkeeper.core.metric_ids import METRICS, MIN_FLAG_NAMES
+
+    labels = [{"query_id": "q", "doc_uri": "d", "relevance": 1}]
+    hit = goldkeeper.score(labels, [{"query_id": "q", "ranking": ["d", "x"]}], k=[1], intervals=False).metrics
+    miss = goldkeeper.score(labels, [{"query_id": "q", "ranking": ["x"]}], k=[1], intervals=False).metrics
+    assert list(hit) == [f"{metric.name}@1" for metric in METRICS]
+    for metric in METRICS:
+        assert hit[f"{metric.name}@1"]["value"] == 1.0 and miss[f"{metric.name}@1"]["value"] == 0.0
+        if metric.ir_measures:
+            assert str(parse_metric_id(f"{metric.ir_measures}@7")) == f"{metric.name}@7"
+        if metric.trec_eval:
+            assert str(parse_metric_id(f"{metric.trec_eval}_7")) == f"{metric.name}@7"
+        for spelling in metric.whole_ranking:
+            assert parse_metric_id(spelling).name == metric.name
+        flags = [spelling for spelling, name in MIN_FLAG_NAMES.items() if name == metric.name]
+        assert metric.name in flags
+        for spelling in flags:
+            assert policy_gates(None, [f"--min-{spelling}5", "0.8"]) == [f"{metric.name}@5:0.8"]

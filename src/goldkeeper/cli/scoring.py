@@ -94,18 +94,20 @@ POLICY_HELP = ("rag-eval-gate's policies over --min-<metric><k> thresholds (--mi
                "and mrr@10:regression, with --baseline), sequential (mrr@10:sequential:0.85).")
 #: Extra arguments a command takes as --min-<metric><k> thresholds, and nothing else.
 THRESHOLD_FLAGS = {"allow_extra_args": True, "ignore_unknown_options": True}
-_MIN_FLAG = re.compile(r"--min-(precision|recall|ndcg_?linear|ndcg|mrr|map|hit_?rate|judged)([0-9]+)")
 
 
 def policy_gates(policy: GatePolicy | None, extra: list[str]) -> list[str]:
     """The gate expressions that ``--gate-policy`` and ``--min-<metric><k> T`` stand for."""
-    from goldkeeper.core.metric_ids import METRIC_NAMES
+    from goldkeeper.core.metric_ids import MIN_FLAG_NAMES
+
+    # The longest spelling first: ndcg_linear before ndcg.
+    min_flag = re.compile(f"--min-({'|'.join(sorted(MIN_FLAG_NAMES, key=len, reverse=True))})([0-9]+)")
 
     thresholds: list[tuple[str, str]] = []
     position = 0
     while position < len(extra):
         flag, has_value, value = extra[position].partition("=")
-        found = _MIN_FLAG.fullmatch(flag)
+        found = min_flag.fullmatch(flag)
         if found is None:
             if not flag.startswith("-"):
                 raise UsageError(f"unexpected argument: {flag}")
@@ -116,7 +118,7 @@ def policy_gates(policy: GatePolicy | None, extra: list[str]) -> list[str]:
                 raise UsageError(f"{flag}: needs a threshold from 0 to 1")
             value, position = extra[position + 1], position + 1
         position += 1
-        name = next(n for n in METRIC_NAMES if n.replace("_", "") == found.group(1).replace("_", ""))
+        name = MIN_FLAG_NAMES[found.group(1)]
         thresholds.append((f"{name}@{int(found.group(2))}", value))
     if not thresholds:
         if policy is not None:
@@ -152,6 +154,8 @@ def bootstrap_spec(intervals: bool, confidence: float, resamples: int, seed: int
 def summarized(specs: list[str], confidence: float) -> dict[str, dict[str, Any]]:
     """``--measurement NAME=SAMPLES``: each file's repeated samples summarized (mean, sd, Student-t
     interval), under NAME among the metrics, where gates can name it (NAME:ci-lower:0.8)."""
+    if not specs:
+        return {}
     from goldkeeper.core.metric_ids import METRIC_NAMES
     from goldkeeper.core.summary import parse_samples, summarize
     from goldkeeper.io.files import decode_utf8, read_bytes

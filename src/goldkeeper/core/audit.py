@@ -30,7 +30,7 @@ import math
 from typing import Any, Literal
 
 from goldkeeper.core.intervals import clopper_pearson
-from goldkeeper.core.metric_ids import parse_metric_id
+from goldkeeper.core.metric_ids import METRIC_NAMES, METRICS, parse_metric_id
 from goldkeeper.core.power import queries_to_resolve
 from goldkeeper.core.significance import min_attainable_p
 
@@ -48,7 +48,8 @@ Bound = Literal["binary", "graded"]
 def is_binary_metric(metric: str) -> bool:
     """Whether a metric can be 0/1 per query: hit rate, recall (one relevant document), @1."""
     parsed = parse_metric_id(metric)
-    return parsed.name in ("hit_rate", "recall") or (parsed.k == 1 and parsed.name in ("precision", "mrr", "map"))
+    zero_one = METRICS[METRIC_NAMES.index(parsed.name)].zero_one
+    return zero_one == "always" or (zero_one == "at 1" and parsed.k == 1)
 
 
 def _as_count(value: float, n: int) -> int | None:

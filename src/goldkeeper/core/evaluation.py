@@ -13,16 +13,25 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from goldkeeper.core.gates import Gate
 from goldkeeper.core.grouped import Qrels, build_qrels
-from goldkeeper.core.intervals import BootstrapSpec
 from goldkeeper.core.reporting import Retrieval, report_document
 from goldkeeper.core.scoring import DEFAULT_THRESHOLD, QueryValues, aggregate, query_values
 from goldkeeper.core.validation import ValidationResult
 
+if TYPE_CHECKING:
+    from goldkeeper.core.intervals import BootstrapSpec
+
 __all__ = ["Retrieval", "Settings", "evaluate"]
+
+
+def _spec(*settings: Any) -> BootstrapSpec:
+    # (numpy, which core.intervals needs, is imported only when intervals are asked for)
+    from goldkeeper.core.intervals import BootstrapSpec
+
+    return BootstrapSpec(*settings)
 
 
 @dataclass(frozen=True)
@@ -33,13 +42,14 @@ class Settings:
     k: tuple[int, ...] = (10,)
     threshold: int = DEFAULT_THRESHOLD
     gates: tuple[Gate | str, ...] = ()
-    intervals: BootstrapSpec | None = field(default_factory=BootstrapSpec)
+    intervals: BootstrapSpec | None = field(default_factory=_spec)
 
     @classmethod
     def of(cls, k: Sequence[int], threshold: int, gates: Sequence[Gate | str], intervals: bool,
            confidence: float = 0.95, resamples: int = 10_000, seed: int = 0) -> Settings:
         """Settings from an entry point's plain options (a flow's parameters, a CLI's flags)."""
-        return cls(tuple(k), threshold, tuple(gates), BootstrapSpec(confidence, resamples, seed) if intervals else None)
+        return cls(tuple(k), threshold, tuple(gates), _spec(confidence, resamples, seed) if intervals else None)
+
 
 
 def evaluate(

@@ -11,20 +11,16 @@ import difflib
 import re
 from typing import NamedTuple
 
-__all__ = ["IR_MEASURES", "MAX_CUTOFF", "METRIC_NAMES", "TREC_EVAL", "WHOLE_RANKING", "MetricId", "parse_metric_id",
-           "suggest"]
+from goldkeeper.models.metrics import METRIC_NAMES, METRICS, Metric
 
-#: Every metric goldkeeper computes, in report order. Definitions: spec/metrics.md.
-METRIC_NAMES: tuple[str, ...] = (
-    "precision",
-    "recall",
-    "ndcg",
-    "ndcg_linear",
-    "mrr",
-    "map",
-    "hit_rate",
-    "judged",
-)
+__all__ = ["IR_MEASURES", "MAX_CUTOFF", "METRICS", "METRIC_NAMES", "MIN_FLAG_NAMES", "TREC_EVAL", "WHOLE_RANKING",
+           "Metric", "MetricId", "parse_metric_id", "suggest"]
+
+
+#: ``--min-<name><k>`` reads each name with or without its underscores (rag-eval-gate's
+#: ``--min-hitrate5`` and goldkeeper's ``--min-hit_rate5``): the spelling -> the name.
+MIN_FLAG_NAMES: dict[str, str] = {spelling: metric.name for metric in METRICS
+                                  for spelling in dict.fromkeys((metric.name, metric.name.replace("_", "")))}
 
 #: The deepest cutoff goldkeeper computes. Rankings are read only as deep as the deepest
 #: cutoff, so a cutoff is a promise of memory; a million is deeper than any retriever answers.
@@ -50,17 +46,15 @@ def suggest(word: str, choices: tuple[str, ...] | list[str]) -> str:
 #: Other tools' spellings, each read as the goldkeeper metric with that tool's definition:
 #: ir_measures' ``name@k`` and trec_eval's ``name_k``. Their nDCG is the linear-gain one
 #: (goldkeeper's ``ndcg_linear``); goldkeeper's ``ndcg`` is the spec's exponential gain.
-IR_MEASURES: dict[str, str] = {"nDCG": "ndcg_linear", "P": "precision", "R": "recall", "RR": "mrr", "AP": "map",
-                               "Success": "hit_rate", "Judged": "judged"}
-TREC_EVAL: dict[str, str] = {"ndcg_cut": "ndcg_linear", "P": "precision", "recall": "recall", "map_cut": "map",
-                             "success": "hit_rate"}
+IR_MEASURES: dict[str, str] = {metric.ir_measures: metric.name for metric in METRICS if metric.ir_measures}
+TREC_EVAL: dict[str, str] = {metric.trec_eval: metric.name for metric in METRICS if metric.trec_eval}
 #: Spellings without a cutoff, over the whole ranking as trec_eval reads it (1,000 documents
 #: per query by default): recip_rank, map, ndcg; ir_measures' RR, AP, nDCG.
 #: (Bare ``ndcg`` is not among them: goldkeeper's ``ndcg@k`` has another gain, so it must say.)
-WHOLE_RANKING = {"recip_rank": "mrr", "map": "map", "RR": "mrr", "AP": "map", "nDCG": "ndcg_linear"}
+WHOLE_RANKING = {spelling: metric.name for metric in METRICS for spelling in metric.whole_ranking}
 TREC_EVAL_DEPTH = 1000
 
-_TREC_ID = re.compile(r"(ndcg_cut|P|recall|map_cut|success)_([0-9]+)")
+_TREC_ID = re.compile(rf"({'|'.join(TREC_EVAL)})_([0-9]+)")
 _SPELLINGS = (*METRIC_NAMES, *IR_MEASURES, *(f"{name}_" for name in TREC_EVAL), *WHOLE_RANKING)
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from bisect import bisect_left
-from collections import Counter
+from collections import Counter, namedtuple
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import accumulate, compress, filterfalse, repeat
@@ -63,7 +63,8 @@ _SCALE = 10.0 ** _ROUND
 #: Each grade's exponential gain, ``2^g - 1`` (numpy's ``exp2`` gives the same floats).
 _GAIN = [2.0 ** grade - 1.0 for grade in range(MAX_RELEVANCE + 1)]
 #: The metrics ``_python_rows`` fills at each cutoff, in its order.
-_KERNEL_ORDER = ("precision", "recall", "ndcg", "ndcg_linear", "mrr", "map", "hit_rate", "judged")
+#: The kernel's columns at one cutoff: the cutoff, then one per metric, by name.
+_Columns = namedtuple("_Columns", ["k", *METRIC_NAMES])  # type: ignore[misc]
 
 
 @dataclass
@@ -128,9 +129,9 @@ def discounts(depth: int) -> list[float]:
 
 def _python_rows(labels_of: list[dict[str, int]], keys: list[str], entry_rows: list[int], lengths: list[int],
                  ks: list[int], threshold: int, columns: dict[MetricId, list[float]], most_labels: int) -> None:
-    """The Python kernel: what ``score_rows`` computes, query by query, with the same floating
-    point operations in the same order (sums run over the ranks in order; a rank whose grade
-    is 0 adds 0.0, which changes no sum, and is skipped).
+    """The kernel: every metric of ``METRICS`` for each query, in one pass over its graded
+    ranks (sums run over the ranks in order; a rank whose grade is 0 adds 0.0, which changes
+    no sum, and is skipped). A new metric writes its column here, by name.
 
     ``labels_of[i]`` is scored query i's labels; the run's entries follow one another in
     ``keys``, entry j's ``lengths[j]`` keys for row ``entry_rows[j]`` (-1: not a scored
@@ -141,7 +142,7 @@ def _python_rows(labels_of: list[dict[str, int]], keys: list[str], entry_rows: l
     # No rank past the longest head, nor past the ``most_labels`` a query has, is looked up.
     depth = min(max(ks), max(max(lengths, default=0), most_labels))
     discount = discounts(depth)
-    per_cutoff = [(k, *(columns[MetricId(name, k)] for name in _KERNEL_ORDER)) for k in ks]
+    per_cutoff = [_Columns(k, *(columns[MetricId(name, k)] for name in METRIC_NAMES)) for k in ks]
     # Each query's ideal ranking is its grades sorted: (|R|, IDCG at each rank, exponential
     # and linear gain), shared by every query whose grades came in the same order.
     ideals: dict[tuple[int, ...], tuple[int, list[float], list[float], list[int] | None]] = {}
@@ -153,8 +154,8 @@ def _python_rows(labels_of: list[dict[str, int]], keys: list[str], entry_rows: l
         judged = list(compress(range(length), map(labels.__contains__, head)))  # ranks with any label
         if judged:
             for cutoff in per_cutoff:
-                k = cutoff[0]
-                cutoff[8][row] = (bisect_left(judged, k) if judged[-1] >= k else len(judged)) / min(k, length)
+                k = cutoff.k
+                cutoff.judged[row] = (bisect_left(judged, k) if judged[-1] >= k else len(judged)) / min(k, length)
         graded = list(compress(range(length), map(labels.get, head)))  # ranks with a grade > 0
         if not graded:
             continue  # every other value is 0
@@ -176,7 +177,8 @@ def _python_rows(labels_of: list[dict[str, int]], keys: list[str], entry_rows: l
             dcg_lin += grade * discount[rank]
             marks.append((rank, hits, ap, dcg_exp, dcg_lin))
         last = marks[-1]
-        for k, precision, recall, ndcg, ndcg_linear, mrr, average, hit_rate, _ in per_cutoff:
+        for cutoff in per_cutoff:
+            k = cutoff.k
             if last[0] < k:  # every graded rank is within the cutoff
                 _, found, sum_ap, gain_exp, gain_lin = last
             else:
@@ -187,19 +189,19 @@ def _python_rows(labels_of: list[dict[str, int]], keys: list[str], entry_rows: l
                     _, found, sum_ap, gain_exp, gain_lin = mark
             c = min(k, len(idcg_exp)) - 1  # past the query's labels the ideal adds nothing
             if gain_exp:
-                ndcg[row] = gain_exp / idcg_exp[c]
+                cutoff.ndcg[row] = gain_exp / idcg_exp[c]
             if gain_lin:
-                ndcg_linear[row] = gain_lin / idcg_lin[c]
+                cutoff.ndcg_linear[row] = gain_lin / idcg_lin[c]
             if found:
-                precision[row] = found / k
-                recall[row] = found / relevant
-                average[row] = sum_ap / relevant
-                mrr[row] = 1.0 / (first + 1.0)
-                hit_rate[row] = 1.0
+                cutoff.precision[row] = found / k
+                cutoff.recall[row] = found / relevant
+                cutoff.map[row] = sum_ap / relevant
+                cutoff.mrr[row] = 1.0 / (first + 1.0)
+                cutoff.hit_rate[row] = 1.0
         if overflowed is not None:
             ranked = [(rank, labels[head[rank]]) for rank in graded]
             for cutoff, value in zip(per_cutoff, _scaled_ndcg(ranked, overflowed, ks, discount)):
-                cutoff[3][row] = value
+                cutoff.ndcg[row] = value
 
 
 def _ideal(grades: tuple[int, ...], threshold: int, discount: list[float]

@@ -13,6 +13,8 @@ from collections.abc import Mapping, Sequence
 from html import escape
 from typing import Any
 
+from goldkeeper.models.metrics import METRICS
+
 __all__ = [
     "COMPARISON_COLUMNS",
     "METRIC_COLUMNS",
@@ -31,7 +33,9 @@ COMPARISON_COLUMNS = ("metric", "challenger", "baseline_mean", "challenger_mean"
 
 #: The gain of each nDCG, named wherever people read a metric (text, markdown, notebooks), so
 #: no one compares goldkeeper's ``ndcg`` with another tool's ``ndcg`` (the linear one) by name.
-_GAIN = {"ndcg": "gain 2^g-1", "ndcg_linear": "gain g: nDCG"}
+#: (The linear one with its ir_measures name: "gain g: nDCG".)
+_GAIN = {metric.name: f"gain {metric.gain}" + (f": {metric.ir_measures}" if metric.ir_measures else "")
+         for metric in METRICS if metric.gain}
 
 
 def labelled(metric: str) -> str:
