@@ -12,12 +12,13 @@ from __future__ import annotations
 import html
 import io
 import re
+import shlex
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from goldkeeper.core.gates import parse_gate
 from goldkeeper.core.rejudge import Waiting, overlap
-from goldkeeper.core.trend import gate_thresholds, gated_metrics
+from goldkeeper.core.trend import gate_thresholds, gated_metrics, latest_by_system, systems
 from goldkeeper.render import report_markdown
 
 __all__ = [
@@ -287,28 +288,53 @@ def queue_markdown(suite: str, pending: Sequence[Mapping[str, Any]], queue_locat
 def _queue_step(suite: str, waiting: Waiting, queue_location: str | None) -> str:
     where = f" (`{queue_location}`)" if queue_location else ""
     return (f"{str(waiting).capitalize()}{where}: run the `goldkeeper-rejudge` flow for suite "
-            f"`{suite}` from the Prefect UI and answer its form, or `goldkeeper queue apply` with a file of answers."
+            f"`{suite}` from the Prefect UI and answer its form."
             + (" Until then those to re-judge score as misses." if waiting.rejudge else ""))
 
 
+def _command(*words: str) -> str:
+    """A command line as a person pastes it into a shell: each word quoted where it must be."""
+    return "`" + " ".join(shlex.quote(word) for word in words) + "`"
+
+
+def compare_command(document: Mapping[str, Any], point: Mapping[str, Any] | None) -> str | None:
+    """``goldkeeper compare`` of the previous comparable evaluation's run and this one, on
+    this evaluation's judgments, as a command to paste; None without a previous run."""
+    previous = (point or {}).get("previous_entry") or {}
+    inputs = document.get("inputs") or {}
+    judgments, run = (inputs.get("judgments") or {}).get("url"), (inputs.get("run") or {}).get("url")
+    before = previous.get("run_url")
+    if not (judgments and run and before) or before == run:
+        return None
+    return _command("goldkeeper", "compare", "-j", judgments, "-r", before, "-r", run,
+                    "-k", ",".join(map(str, document.get("k") or [10])))
+
+
 def _next_steps(suite: str, waiting: Waiting, queue_location: str | None, steps: list[str],
-                document: Mapping[str, Any] | None) -> list[str]:
+                document: Mapping[str, Any] | None, point: Mapping[str, Any] | None = None) -> list[str]:
     found = []
     if waiting.total:
         found.append(_queue_step(suite, waiting, queue_location))
     found += steps
     if document is not None:
+        inputs = document.get("inputs") or {}
+        judgments = (inputs.get("judgments") or {}).get("url")
         missing = document.get("missing_queries") or []
         if missing:
             found.append(f"{len(missing)} judged query(ies) had no run entry and scored zero "
                          f"(e.g. `{missing[0]}`): check that the retriever answers every query of the suite.")
         status = document["verdict"]["status"]
         if status == "FAIL" and not found:
-            found.append("A gate failed: compare this run with the last passing one (`goldkeeper compare`) "
-                         "before changing the retriever or the gate.")
-        if status == "INDETERMINATE":
-            found.append("The verdict is undecided: the query set cannot settle a gate. `goldkeeper power` "
-                         "says how many queries would.")
+            compare = compare_command(document, point)
+            found.append(f"A gate failed: compare this run with the previous one query by query ({compare}) "
+                         "before changing the retriever or the gate." if compare else
+                         "A gate failed: the report's per-query values say which queries it missed; fix the "
+                         "retriever or, if the gate asks too much, the gate.")
+        gated = gated_metrics([g["expression"] for g in _gates(document)])
+        if status == "INDETERMINATE" and judgments and gated:
+            found.append("The verdict is undecided: the query set cannot settle a gate. "
+                         + _command("goldkeeper", "power", "-j", judgments, "-m", gated[0])
+                         + " says how many queries would.")
     if not found:
         found.append("Nothing to do: every gate passed and no label waits for a person.")
     return ["#### Next steps", "", *(f"{n}. {step}" for n, step in enumerate(found, 1)), ""]
@@ -326,12 +352,15 @@ def summary_markdown(
     bracket: Mapping[str, Mapping[str, float]] | None = None,
     point: Mapping[str, Any] | None = None,
     attribution: Mapping[str, Any] | None = None,
+    system: str | None = None,
 ) -> str:
     """The verdict, the metrics, and what follows: the bracket of each gated metric while
     labels are queued, the change since the last comparable evaluation (attributed to labels
     and retriever when the judgments changed), and the next steps. ``queue_suite``: the suite
     whose queue waits (the configured suite, when ``suite`` is one of its runs)."""
     lines = [report_markdown(dict(document)).rstrip("\n"), ""]
+    if system is not None:  # under the heading: which of the suite's systems this is
+        lines.insert(1, f"\nSuite `{suite}`, system `{system}`.")
     gated = gated_metrics([g["expression"] for g in _gates(document)])
     steps: list[str] = []
     if bracket:
@@ -354,8 +383,11 @@ def summary_markdown(
         if rows:
             lines += [*_table(["metric", "change"], rows, [False, True]), ""]
         drops = _drops(point, gated)
+        compare = compare_command(document, point)
         steps += [f"{metric} fell {abs(point['delta'][metric]):.4f}, beyond the previous evaluation's interval: "
-                  "compare the two runs (`goldkeeper compare`) to see which queries moved." for metric in drops]
+                  + (f"compare the two runs ({compare}) to see which queries moved." if compare else
+                     "the same run scored lower on these judgments: look at what changed in them.")
+                  for metric in drops]
     if attribution:
         if attribution.get("metrics"):
             lines += ["#### Labels or retriever?", "",
@@ -366,7 +398,7 @@ def summary_markdown(
                                for m, a in attribution["metrics"].items()], [False, True, True, True]), ""]
         elif attribution.get("note"):
             lines += [f"Not attributed to labels or retriever: {attribution['note']}.", ""]
-    lines += _next_steps(queue_suite or suite, waiting, queue_location, steps, document)
+    lines += _next_steps(queue_suite or suite, waiting, queue_location, steps, document, point)
     lines.append(f"Full report: [open it]({report_link})" if report_link
                  else f"Full report on storage: `{report_location}`")
     return "\n".join(lines).rstrip("\n") + "\n"
@@ -402,7 +434,8 @@ def trend_markdown(suite: str, points: Sequence[Mapping[str, Any]], metrics: Seq
     corpus versions (a change marked), the gated metrics with intervals and the change from
     the previous comparable point, and the verdict."""
     shown = list(reversed(points))
-    header = ["time", "judgments", "corpus", *metrics, "verdict"]
+    named = any(point.get("system") for point in points)
+    header = ["time", *(["system"] if named else []), "judgments", "corpus", *metrics, "verdict"]
     rows = []
     for point in shown:
         judgments = (point.get("judgments_sha256") or "")[:8] + (" (changed)" if point.get("judgments_changed") else "")
@@ -416,11 +449,15 @@ def trend_markdown(suite: str, points: Sequence[Mapping[str, Any]], metrics: Seq
             change = point["delta"].get(metric)
             cells.append(f"{measurement['value']:.4f} {_interval(measurement)}"
                          + ("" if change is None else f" ({change:+.4f})"))
-        rows.append((point["time"], f"`{judgments}`" if judgments else "", corpus, *cells, f"**{point['verdict']}**"))
+        system = [point.get("system") or ""] if named else []
+        rows.append((point["time"], *system, f"`{judgments}`" if judgments else "", corpus, *cells,
+                     f"**{point['verdict']}**"))
+    of = f" of {len(systems(points))} systems" if named else ""
     lines = [f"### Trend: {suite}", "",
-             f"{len(points)} evaluation(s). A change is shown against the previous evaluation with the same "
-             "cutoffs and threshold; \"(changed)\" marks new judgments or a new corpus since it.", "",
-             *_table(header, rows, [False, False, False, *[True] * len(metrics), False]), ""]
+             f"{len(points)} evaluation(s){of}. A change is shown against the previous evaluation of the same "
+             "system with the same cutoffs and threshold; \"(changed)\" marks new judgments or a new corpus since it.",
+             "", *_table(header, rows, [False, *([False] if named else []), False, False, *[True] * len(metrics), False]),
+             ""]
     if chart_svg is not None:
         import base64
 
@@ -439,8 +476,9 @@ def trend_markdown(suite: str, points: Sequence[Mapping[str, Any]], metrics: Seq
 def trend_chart_svg(suite: str, points: Sequence[Mapping[str, Any]], metrics: Sequence[str],
                     thresholds: Mapping[str, float]) -> bytes:
     """The gated metrics over the evaluations computed like the latest, as an SVG: a line per
-    metric with its interval as a band, each threshold as a dashed line, and a dotted
-    vertical line where the judgments or the corpus changed (matplotlib)."""
+    system and metric (a colour per metric, a line style and marker per system) with its
+    interval as a band, each threshold as a dashed line, and a dotted vertical line where the
+    judgments or the corpus changed (matplotlib)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -449,26 +487,38 @@ def trend_chart_svg(suite: str, points: Sequence[Mapping[str, Any]], metrics: Se
     drawn = _comparable(points)
     figure = Figure(figsize=(8, 4), dpi=100)
     axes = figure.add_subplot()
-    x = list(range(len(drawn)))
+    # One x per evaluation time: a suite's systems scored by one run of a flow share it.
+    times = list(dict.fromkeys(p["time"] for p in drawn))
+    x = list(range(len(times)))
     colours = matplotlib.colormaps["tab10"]
+    styles = ["-", "--", "-.", ":"]
+    names = systems(drawn)
     for n, metric in enumerate(metrics):
         colour = colours(n % 10)
-        values = [((p.get("metrics") or {}).get(metric) or {}) for p in drawn]
-        xs = [i for i, v in zip(x, values) if "value" in v]
-        axes.plot(xs, [values[i]["value"] for i in xs], marker="o", color=colour, label=metric, gid=f"line-{metric}")
-        banded = [i for i in xs if values[i].get("ci")]
-        if banded:
-            axes.fill_between(banded, [values[i]["ci"][0] for i in banded], [values[i]["ci"][1] for i in banded],
-                              color=colour, alpha=0.18, linewidth=0)
+        for m, system in enumerate(names):
+            own = [p for p in drawn if p.get("system") == system]
+            values = [((p.get("metrics") or {}).get(metric) or {}) for p in own]
+            xs = [times.index(p["time"]) for p, v in zip(own, values) if "value" in v]
+            ys = [v["value"] for v in values if "value" in v]
+            label = metric if system is None else f"{system}: {metric}"
+            axes.plot(xs, ys, marker="os^Dv"[m % 5], linestyle=styles[m % 4], color=colour, label=label,
+                      gid=f"line-{metric}" if system is None else f"line-{system}-{metric}")
+            banded = [(times.index(p["time"]), v["ci"]) for p, v in zip(own, values) if v.get("ci")]
+            if banded:
+                axes.fill_between([i for i, _ in banded], [ci[0] for _, ci in banded], [ci[1] for _, ci in banded],
+                                  color=colour, alpha=0.18 if len(names) == 1 else 0.09, linewidth=0)
         if metric in thresholds:
             axes.axhline(thresholds[metric], color=colour, linestyle="--", linewidth=1,
                          label=f"{metric} threshold {thresholds[metric]:g}")
-    for i, point in enumerate(drawn):
-        if point.get("judgments_changed") or point.get("corpus_changed"):
+    marked = set()
+    for point in drawn:
+        i = times.index(point["time"])
+        if (point.get("judgments_changed") or point.get("corpus_changed")) and i not in marked:
+            marked.add(i)
             what = "judgments" if point.get("judgments_changed") else "corpus"
             axes.axvline(i - 0.5, color="grey", linestyle=":", linewidth=1)
             axes.annotate(f"new {what}", (i - 0.5, 1.02), fontsize=8, color="grey", ha="center")
-    axes.set_xticks(x, [p["time"][:16].replace("T", "\n") for p in drawn], fontsize=7)
+    axes.set_xticks(x, [time[:16].replace("T", "\n") for time in times], fontsize=7)
     axes.set_ylim(0, 1.08)
     axes.set_ylabel("value (band: interval)")
     axes.set_title(f"{suite}: gated metrics", fontsize=10)
@@ -482,10 +532,12 @@ def trend_chart_svg(suite: str, points: Sequence[Mapping[str, Any]], metrics: Se
 
 
 def suite_page(suite: str, points: Sequence[Mapping[str, Any]], metrics: Sequence[str], document: Mapping[str, Any],
-               chart_svg: bytes, summary: str, attribution: Mapping[str, Any] | None = None) -> str:
-    """The suite's static HTML page: the verdict, the chart, the trend table, the latest
-    report's metrics and strata, and the next steps. Self-contained (the chart inline), so it
-    opens from any storage a browser reaches."""
+               chart_svg: bytes, summary: str, attribution: Mapping[str, Any] | None = None,
+               system: str | None = None) -> str:
+    """The suite's static HTML page: the verdict, each system's latest evaluation (when the
+    suite has several), the chart, the trend table, the latest report's metrics and strata
+    (``system``'s), and the next steps. Self-contained (the chart inline), so it opens from
+    any storage a browser reaches."""
     from jinja2 import Environment
 
     environment = Environment(autoescape=True)
@@ -503,12 +555,18 @@ def suite_page(suite: str, points: Sequence[Mapping[str, Any]], metrics: Sequenc
             change = point["delta"].get(metric)
             cells.append("" if measurement is None else f"{measurement['value']:.4f} {_interval(measurement)}"
                          + ("" if change is None else f" ({change:+.4f})"))
-        trend_rows.append({"time": point["time"], "verdict": point["verdict"], "cells": cells,
+        trend_rows.append({"time": point["time"], "system": point.get("system") or "", "verdict": point["verdict"],
+                           "cells": cells,
                            "judgments": (point.get("judgments_sha256") or "")[:8],
                            "marks": [w for f, w in ((point.get("judgments_changed"), "new judgments"),
                                                     (point.get("corpus_changed"), "new corpus")) if f]})
     steps = summary.split("#### Next steps", 1)[1].strip().splitlines() if "#### Next steps" in summary else []
+    named = any(point.get("system") for point in points)
+    system_rows = [{"system": name or "", "time": point["time"], "verdict": point["verdict"],
+                    "cells": [_f(((point.get("metrics") or {}).get(m) or {}).get("value")) for m in metrics]}
+                   for name, point in latest_by_system(points).items()] if named else []
     return page.render(
+        named=named, systems=system_rows, system=system,
         suite=suite, verdict=document["verdict"]["status"], line=verdict_line(document),
         generated_at=document["generated_at"], chart=chart_svg.decode("utf-8").split("?>", 1)[-1],
         metrics=metrics, trend=trend_rows, rows=metric_rows(document), strata=strata,
@@ -535,19 +593,22 @@ table{border-collapse:collapse;margin:.5rem 0 1.5rem}td,th{border-bottom:1px sol
 td.num{text-align:right;font-variant-numeric:tabular-nums}.mark{color:#9a6700;font-size:.85em}
 </style></head><body>
 <h1>goldkeeper: {{ suite }}</h1>
-<p><span class="verdict {{ verdict }}" id="verdict">{{ verdict }}</span> {{ line }} <small>({{ generated_at }})</small></p>
+<p><span class="verdict {{ verdict }}" id="verdict">{{ verdict }}</span> {% if system %}{{ system }}: {% endif %}{{ line }} <small>({{ generated_at }})</small></p>
+{% if named %}<h2>Systems</h2>
+<table id="systems"><tr><th>system</th><th>latest</th>{% for m in metrics %}<th>{{ m }}</th>{% endfor %}<th>verdict</th></tr>
+{% for row in systems %}<tr><td>{{ row.system }}</td><td>{{ row.time }}</td>{% for cell in row.cells %}<td class="num">{{ cell }}</td>{% endfor %}<td><span class="verdict {{ row.verdict }}">{{ row.verdict }}</span></td></tr>{% endfor %}</table>{% endif %}
 <h2>Next steps</h2>
 <ol id="next-steps">{% for step in steps %}<li>{{ step }}</li>{% endfor %}</ol>
 <h2>Trend</h2>
 <figure id="chart">{{ chart | safe }}</figure>
-<table id="trend"><tr><th>time</th><th>judgments</th>{% for m in metrics %}<th>{{ m }}</th>{% endfor %}<th>verdict</th></tr>
-{% for row in trend %}<tr><td>{{ row.time }}</td><td><code>{{ row.judgments }}</code>{% for mark in row.marks %} <span class="mark">{{ mark }}</span>{% endfor %}</td>
+<table id="trend"><tr><th>time</th>{% if named %}<th>system</th>{% endif %}<th>judgments</th>{% for m in metrics %}<th>{{ m }}</th>{% endfor %}<th>verdict</th></tr>
+{% for row in trend %}<tr><td>{{ row.time }}</td>{% if named %}<td>{{ row.system }}</td>{% endif %}<td><code>{{ row.judgments }}</code>{% for mark in row.marks %} <span class="mark">{{ mark }}</span>{% endfor %}</td>
 {% for cell in row.cells %}<td class="num">{{ cell }}</td>{% endfor %}<td>{{ row.verdict }}</td></tr>{% endfor %}</table>
 {% if attribution %}<h2>Labels or retriever?</h2>
 <p>The judgments changed since the last comparable evaluation; its run scored again on the new judgments splits each change.</p>
 <table id="attribution"><tr><th>metric</th><th>change</th><th>from the labels</th><th>from the retriever</th></tr>
 {% for a in attribution %}<tr><td>{{ a.metric }}</td><td class="num">{{ a.change }}</td><td class="num">{{ a.labels }}</td><td class="num">{{ a.retriever }}</td></tr>{% endfor %}</table>{% endif %}
-<h2>Latest report</h2>
+<h2>Latest report{% if system %}: {{ system }}{% endif %}</h2>
 <table id="metrics"><tr><th>metric</th><th>value</th><th>interval</th><th>n</th><th>threshold</th><th>gate</th></tr>
 {% for r in rows %}<tr><td>{{ r.metric }}</td><td class="num">{{ r.value }}</td><td class="num">{{ r.interval }}</td>
 <td class="num">{{ r.n }}</td><td class="num">{{ r.threshold }}</td><td>{{ r.gate }}</td></tr>{% endfor %}</table>

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 import sys
 from collections import Counter
 from typing import TYPE_CHECKING, Any
@@ -283,12 +284,14 @@ def report_markdown(report, *, per_query: bool = False) -> str:
     lines.extend(f"- {reason}" for reason in verdict["reasons"])
     scored = document["judgments"].get("queries_scored") or 0
     if scored:
-        lines.extend(["", resolution_line(scored)])
+        judgments = ((document.get("inputs") or {}).get("judgments") or {}).get("url")
+        lines.extend(["", resolution_line(scored, judgments)])
     return "\n".join(lines).rstrip("\n") + "\n"
 
 
-def resolution_line(n: int) -> str:
-    """What a gold set of ``n`` queries can resolve, in one sentence (``power``'s ladders)."""
+def resolution_line(n: int, judgments: str | None = None) -> str:
+    """What a gold set of ``n`` queries can resolve, in one sentence (``power``'s ladders, with
+    the command that shows them for ``judgments``, where it is known and not stdin)."""
     from goldkeeper.core.power import resolution_ladders
 
     gold = resolution_ladders(n)
@@ -297,7 +300,9 @@ def resolution_line(n: int) -> str:
     return (f"**What {n} queries can resolve:** a 0/1 metric near 0.5 has a 95% interval "
             f"{here['binary_width_at_0.5']:.3f} wide; a paired comparison needs at least "
             f"{gold['min_differing_for_alpha']} differing queries to reach p <= 0.05; a lift of 0.05 with "
-            f"per-query differences of sd 0.3 needs {needed:,} queries (`goldkeeper power` for the ladders).")
+            f"per-query differences of sd 0.3 needs {needed:,} queries"
+            + (f" (`goldkeeper power -j {shlex.quote(judgments)}` for the ladders)." if judgments and judgments != "-"
+               else " (goldkeeper power for the ladders)."))
 
 
 _MOVES_SHOWN = 10

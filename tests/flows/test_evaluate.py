@@ -92,7 +92,7 @@ def test_goldkeeper_demo_runs_the_whole_lifecycle_end_to_end(tmp_path, monkeypat
     assert "drift after the re-index: 0 valid, 3 re-anchorable, 2 merged, 4 split, 1 orphaned" in out
     assert "re-anchored 5 label(s)" in out and "7 wait for a person (5 to re-judge, 2 to confirm), in file://" in out
     assert "made a new judgments version, and now 2 wait for a person (2 to confirm)" in out
-    assert "run-a.jsonl: verdict PASS" in out and "run-b.jsonl: verdict FAIL" in out
+    assert "run-a: verdict PASS" in out and "run-b: verdict FAIL" in out
     assert "recall@1 is 0.2000, below 0.4" in out and "http://127.0.0.1:4200/artifacts" in out
     # The bracket by hand: with each queued (SPLIT, ORPHANED) label put first in its query's
     # ranking, recall@1 of run-b over the fixed judgments (one label a query).
@@ -110,17 +110,18 @@ def test_goldkeeper_demo_runs_the_whole_lifecycle_end_to_end(tmp_path, monkeypat
     # Day two: the reviewer's answers make a new version; run-b passes on it, and the whole
     # change is the labels' (the retriever did not change).
     assert "a reviewer's answers (5 label(s) re-judged) made a new judgments version" in out
-    assert "help-center-run-b: verdict PASS" in out
+    assert "run-b: verdict PASS" in out.split("a reviewer's answers", 1)[1]
     assert re.search(r"recall@1 changed \+0\.3000: \+0\.3000 from the labels, \+0\.0000 from the retriever", out)
-    for run in ("run-a", "run-b"):
-        day_one, day_two = sorted((tmp_path / "store" / "reports" / f"help-center-{run}").iterdir())
-        assert json.loads(day_one.read_text())["judgments"]["drift"]["split"] == 4
-        assert json.loads(day_two.read_text())["judgments"]["drift"]["split"] == 0
+    history = read_history(f"file://{tmp_path}/store", "help-center")  # one suite, two systems, two days each
+    assert [(entry["system"], entry["verdict"]) for entry in history] == [
+        ("run-a", "PASS"), ("run-b", "FAIL"), ("run-a", "PASS"), ("run-b", "PASS")]
+    for entry, split in zip(history, (4, 4, 0, 0)):
+        assert json.loads(Path(entry["report"].removeprefix("file://")).read_text())["judgments"]["drift"]["split"] == split
     queue = next((tmp_path / "store" / "queue" / "help-center").iterdir()).read_text().splitlines()
     assert sorted(json.loads(line)["status"] for line in queue) == ["MERGED"] * 2 + ["ORPHANED"] + ["SPLIT"] * 4
     again = run_cli("demo", "--storage", f"file://{tmp_path}/store", cwd=tmp_path)
     assert again.code == 0 and "re-anchored 0 label(s); new judgments version: none" in again.stdout
-    assert len(list((tmp_path / "store" / "reports" / "help-center-run-a").iterdir())) == 2  # nothing twice
+    assert len(list((tmp_path / "store" / "reports" / "help-center").iterdir())) == 4  # nothing twice
 
 
 @pytest.mark.parametrize("partitioned", [{}, {"partitions": 3}], ids=["one-task", "partitioned"])
@@ -256,7 +257,7 @@ def test_eval_flow_produces_runs_per_mode_and_fails_closed_on_errors(prefect_ser
     state = eval_retriever(suite="live", judgments_url=str(judgments), modes=["dense", "down"], storage_url=root,
                            k=[1], gates=["recall@1:0.9"], intervals=False, return_state=True,
                            retriever={"backend": "python", "python": "tests.flows.test_evaluate:retrieve_for_flow"})
-    assert state.is_failed() and state.message.startswith("1 of 2 evaluation(s) did not pass: live-down FAIL")
+    assert state.is_failed() and state.message.startswith("1 of 2 evaluation(s) did not pass: live (down) FAIL")
     outcome = state.result(raise_on_failure=False).outcome["evaluations"]
     assert outcome["dense"]["verdict"] == "PASS"
     assert outcome["down"]["verdict"] == "FAIL" and any("calls failed" in r or "every retriever call" in r

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from goldkeeper.io.storage import read_history
 from tests.conftest import FIXTURES
 
 pytestmark = pytest.mark.slow
@@ -152,9 +153,11 @@ def test_the_shipped_deployments_run_on_a_process_worker_for_the_suite_an_event_
     env = {**server, "GOLDKEEPER_STORAGE": root}
     merge, drift = FIXTURES / "merge", FIXTURES / "drift"
     run_a = _ranking_everything(merge / "corpus.json", merge / "judgments.jsonl", tmp_path / "wiki-run.jsonl")
+    dense = tmp_path / "wiki-dense.jsonl"  # a second system of the same suite
+    dense.write_bytes(Path(run_a).read_bytes())
     run_b = _ranking_everything(drift / "corpus.json", drift / "judgments.jsonl", tmp_path / "refunds-run.jsonl")
     _run(env, "goldkeeper", "suite", "init", "wiki-qa", "-j", str(merge / "judgments.jsonl"), "-r", run_a,
-         "-k", "1,2", "--gate", "recall@2:0.5")
+         "-r", str(dense), "-k", "1,2", "--gate", "recall@2:0.5")
     _run(env, "goldkeeper", "suite", "init", "refunds", "-j", str(drift / "judgments.jsonl"), "-r", run_b,
          "-k", "3", "--gate", "recall@3:0.99")
 
@@ -188,7 +191,7 @@ def test_the_shipped_deployments_run_on_a_process_worker_for_the_suite_an_event_
         refunds = _run_of(server, "on-reindex", "refunds")
         log = (tmp_path / "worker.log").read_text()
         assert wiki.state.is_completed(), (wiki.state, log[-3000:])
-        assert wiki.state.message == "1 evaluation(s) passed"
+        assert wiki.state.message == "2 evaluation(s) passed"
         # refunds: drift queued labels that score as misses, so its strict gate fails: a red run
         assert refunds.state.is_failed() and "refunds FAIL" in refunds.state.message, refunds.state
         # A FAIL is an answer, not a crash: said once in red, with no traceback in the run's log or the worker's.
@@ -203,9 +206,14 @@ def test_the_shipped_deployments_run_on_a_process_worker_for_the_suite_an_event_
         for suite, corpus in (("wiki-qa", merge), ("refunds", drift)):
             config = json.loads((tmp_path / "store" / "suites" / f"{suite}.json").read_text())
             assert config["corpus_url"] == str(corpus / "corpus.json")  # the event's snapshot, recorded
-            (report,) = (tmp_path / "store" / "reports" / suite).glob("*.json")
-            document = json.loads(report.read_text())
-            assert [g["expression"] for g in document["verdict"]["gates"]] == config["gates"]
+            for report in (tmp_path / "store" / "reports" / suite).glob("*.json"):
+                document = json.loads(report.read_text())
+                assert [g["expression"] for g in document["verdict"]["gates"]] == config["gates"]
+        # wiki-qa is one suite with two systems: one history, one page, a line per system on its chart
+        assert sorted(e["system"] for e in read_history(root, "wiki-qa")) == ["wiki-dense", "wiki-run"]
+        wiki_page = (tmp_path / "store" / "pages" / "wiki-qa" / "index.html").read_text()
+        assert 'id="line-wiki-run-recall@2"' in wiki_page and 'id="line-wiki-dense-recall@2"' in wiki_page
+        assert "wiki-qa-wiki" not in "".join(p.name for p in (tmp_path / "store" / "history").iterdir())
         # no cross-talk: each suite's judgments hold its own queries only
         for suite, corpus in (("wiki-qa", merge), ("refunds", drift)):
             assert _queries(tmp_path / "store" / "judgments" / suite / "current.jsonl") == _queries(corpus / "judgments.jsonl")
@@ -214,9 +222,9 @@ def test_the_shipped_deployments_run_on_a_process_worker_for_the_suite_an_event_
 
         _run(env, "prefect", "deployment", "run", "goldkeeper-evaluate-suite/nightly", "-p", "suite=wiki-qa")
         nightly = _run_of(server, "nightly", "wiki-qa")
-        assert nightly.state.is_completed() and nightly.state.message == "1 evaluation(s) passed", nightly.state
+        assert nightly.state.is_completed() and nightly.state.message == "2 evaluation(s) passed", nightly.state
         # the same inputs as the lifecycle's evaluation: the same report, found by its content key
-        assert len(list((tmp_path / "store" / "reports" / "wiki-qa").glob("*.json"))) == 1
+        assert len(list((tmp_path / "store" / "reports" / "wiki-qa").glob("*.json"))) == 2
         assert len(list((tmp_path / "store" / "reports" / "refunds").glob("*.json"))) == 1
         assert "goldkeeper " in (tmp_path / "worker.log").read_text()  # the pull step said which version ran
     finally:

@@ -87,7 +87,7 @@ def test_the_suite_page_shows_the_chart_the_trend_and_the_next_steps(prefect_ser
     # one marker per evaluation on the metric's line, and the threshold drawn
     assert page.locator("#chart svg [id='line-recall@3'] use").count() == 2
     assert page.locator("#trend tr").count() == 3  # header and two evaluations
-    assert "A gate failed: compare this run" in page.locator("#next-steps").inner_text()
+    assert "A gate failed" in page.locator("#next-steps").inner_text()
     assert page.locator("#metrics tr").nth(1).inner_text().split("\t")[:2] == ["recall@3", "0.5000"]
     shot(page, "05-suite-page")
 
@@ -95,8 +95,14 @@ def test_the_suite_page_shows_the_chart_the_trend_and_the_next_steps(prefect_ser
 @pytest.mark.slow
 def test_the_readmes_ui_path_shows_the_demo_on_the_prefect_ui(prefect_server, tmp_path, browser):
     """`goldkeeper demo` against a server, as the README says: the lifecycle is red and says
-    which evaluation failed, run-b's trend has its two evaluations with the judgments change
-    marked, and its page shows the chart and the attribution's effect."""
+    which system of suite help-center failed; the suite's trend holds both systems' two
+    evaluations with the judgments change marked, its page draws both on one chart, and every
+    goldkeeper command an artifact, the page or the demo suggests runs as printed."""
+    import re
+    import shlex
+    import subprocess
+    import sys
+
     from prefect.client.orchestration import get_client
     from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterKey, FlowFilter, FlowFilterName
 
@@ -105,31 +111,49 @@ def test_the_readmes_ui_path_shows_the_demo_on_the_prefect_ui(prefect_server, tm
     root = f"file://{tmp_path}/ui-store"
     demo = run_cli("demo", "--storage", root, cwd=tmp_path)
     assert demo.code == 0, demo.stderr[-2000:]
+    keys = ["goldkeeper-help-center-trend", "goldkeeper-help-center-drift", "goldkeeper-help-center-run-a-summary",
+            "goldkeeper-help-center-run-b-summary"]
     with get_client(sync_client=True) as client:
         (lifecycle,) = [r for r in client.read_flow_runs(flow_filter=FlowFilter(name=FlowFilterName(
             any_=["goldkeeper-on-reindex"]))) if r.parameters.get("storage_url") == root]
-        trends = client.read_artifacts(artifact_filter=ArtifactFilter(key=ArtifactFilterKey(
-            any_=["goldkeeper-help-center-run-b-trend"])))
+        artifacts = [a for a in client.read_artifacts(artifact_filter=ArtifactFilter(key=ArtifactFilterKey(any_=keys)))
+                     if root.removeprefix("file://") in str(a.data)]
+    assert {a.key for a in artifacts} == set(keys)
     assert lifecycle.state.type.value == "FAILED"
-    assert lifecycle.state.message.startswith("1 of 2 evaluation(s) did not pass: help-center-run-b FAIL")
+    assert lifecycle.state.message.startswith("1 of 2 evaluation(s) did not pass: help-center (run-b) FAIL")
     page = new_page(browser)
     page.goto(f"{_ui(prefect_server)}/runs/flow-run/{lifecycle.id}")
     page.get_by_text("1 of 2 evaluation(s) did not pass").first.wait_for()  # logged as an error
     expect(page.locator(".state-badge").first).to_have_text("Failed")
     shot(page, "06-demo-lifecycle")
 
-    latest = max(trends, key=lambda a: a.created)
+    latest = max((a for a in artifacts if a.key == "goldkeeper-help-center-trend"), key=lambda a: a.created)
     page.goto(f"{_ui(prefect_server)}/artifacts/artifact/{latest.id}")
-    page.get_by_text("Trend: help-center-run-b").first.wait_for()
-    assert page.get_by_text("(changed)").count() >= 1 and page.get_by_text("(+0.3000)").count() >= 1
+    page.get_by_text("Trend: help-center").first.wait_for()
+    assert page.get_by_text("4 evaluation(s) of 2 systems").count() == 1
+    assert page.get_by_text("(changed)").count() >= 2 and page.get_by_text("(+0.3000)").count() >= 2
     shot(page, "07-demo-trend")
 
-    page.goto(f"file://{tmp_path}/ui-store/pages/help-center-run-b/index.html")
+    page.goto(f"file://{tmp_path}/ui-store/pages/help-center/index.html")
     assert page.locator("#verdict").inner_text() == "PASS"
-    assert page.locator("#chart svg [id='line-recall@1'] use").count() == 2
+    # one chart, a line per system, each with its two evaluations
+    for system in ("run-a", "run-b"):
+        assert page.locator(f"#chart svg [id='line-{system}-recall@1'] use").count() == 2
+    assert [row.split("\t")[0] for row in page.locator("#systems tr").all_inner_texts()[1:]] == ["run-a", "run-b"]
     assert page.get_by_text("new judgments").count() >= 1
     assert page.locator("#attribution tr").nth(1).inner_text().split("\t") == ["recall@1", "+0.3000", "+0.3000", "+0.0000"]
     shot(page, "08-demo-suite-page")
+
+    # Every goldkeeper command suggested (artifacts, the page, the demo's output) runs as printed.
+    texts = [str(a.data) for a in artifacts] + [page.locator("body").inner_text(), demo.stdout]
+    commands = {found for text in texts for found in re.findall(r"`(goldkeeper [^`]+)`", text)}
+    assert any(c.startswith("goldkeeper history help-center") for c in commands), commands
+    for command in sorted(commands):
+        words = shlex.split(command)
+        done = subprocess.run([sys.executable, "-m", "goldkeeper", *words[1:]], capture_output=True, text=True,
+                              cwd=tmp_path, timeout=300)
+        assert done.returncode in (0, 1), (command, done.stderr[-1500:])
+        assert "Traceback" not in done.stderr, (command, done.stderr[-1500:])
 
 
 def test_the_drift_artifact_says_which_pages_moved_where(prefect_server, tmp_path, browser):

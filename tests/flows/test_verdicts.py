@@ -11,6 +11,7 @@ import time
 import httpx
 import pytest
 
+from goldkeeper.io.storage import read_history
 from tests.conftest import FIXTURES
 
 pytest.importorskip("prefect")
@@ -86,16 +87,19 @@ def test_a_lifecycle_with_a_failing_evaluation_is_failed_and_says_which(prefect_
     state = on_reindex(suite="parent", corpus_url=str(case / "corpus.json"), run_urls=[str(good), str(bad)],
                        storage_url=root, k=[1], gates=["recall@1:0.25"], return_state=True)
     assert state.is_failed() and state.name == "Failed"
-    assert state.message.startswith("1 of 2 evaluation(s) did not pass: parent-bad FAIL (")
+    assert state.message.startswith("1 of 2 evaluation(s) did not pass: parent (bad) FAIL (")
     # each run's summary sends the reviewer to the suite whose queue it is, not to the run's name
     from tests.flows.test_evaluate import _artifacts
 
     summary = _artifacts(["goldkeeper-parent-bad-summary"])["goldkeeper-parent-bad-summary"].data
+    assert "Suite `parent`, system `bad`." in summary
     assert "2 wait for a person (2 to re-judge)" in summary
     assert "run the `goldkeeper-rejudge` flow for suite `parent` from the Prefect UI" in summary
     outcome = state.result(raise_on_failure=False).outcome
-    assert {e["suite"]: e["verdict"] for e in outcome["evaluations"].values()} == {"parent-good": "PASS",
-                                                                                  "parent-bad": "FAIL"}
+    assert {(e["suite"], e["system"]): e["verdict"] for e in outcome["evaluations"].values()} == {
+        ("parent", "good"): "PASS", ("parent", "bad"): "FAIL"}
+    # one suite with two systems: one history, both in it
+    assert sorted(entry["system"] for entry in read_history(root, "parent")) == ["bad", "good"]
     drift = events_about(prefect_server["PREFECT_API_URL"], "goldkeeper.suite.parent", "goldkeeper.drift.")
     assert drift[0]["payload"]["invalid_ratio"] == 0.75 and drift[0]["payload"]["queued"] == 2
     opened = events_about(prefect_server["PREFECT_API_URL"], "goldkeeper.suite.parent", "goldkeeper.queue.")

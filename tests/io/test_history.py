@@ -53,3 +53,27 @@ def test_history_written_before_one_object_per_evaluation_is_still_read(tmp_path
     storage.publish_report(root, "old", {"generated_at": "2026-11-02T00:00:00Z", "metrics": {},
                                          "verdict": {"status": "FAIL"}, "inputs": {}})
     assert [h["verdict"] for h in storage.read_history(root, "old")] == ["PASS", "FAIL"]
+
+
+def test_a_suite_published_per_run_before_systems_is_read_as_one_suite_with_its_systems(tmp_path):
+    """Storage written before suites held systems: a suite of two runs was published as
+    '<suite>-<file stem>' each. Its history reads as the suite's, each entry the system its run
+    is; an evaluation found already (same key, same system) is not scored again, and what is
+    published now joins the same history."""
+    from goldkeeper.models.suite import SuiteConfig
+
+    root = f"file://{tmp_path}/store"
+    storage.write_suite(root, SuiteConfig(suite="wiki-qa", runs=["s3://b/runs/run-a.jsonl", "/x/run-b.trec"]))
+
+    def report(time: str, value: float) -> dict:
+        return {"generated_at": time, "metrics": {"recall@5": {"value": value}}, "verdict": {"status": "PASS"},
+                "inputs": {}, "k": [5], "threshold": 1}
+
+    storage.publish_report(root, "wiki-qa-run-a", report("2026-11-01T00:00:00Z", 0.5), key="old-a")
+    storage.publish_report(root, "wiki-qa-run-b", report("2026-11-01T00:00:00Z", 0.4), key="old-b")
+    storage.publish_report(root, "wiki-qa", report("2026-12-01T00:00:00Z", 0.6), key="new-a", system="run-a")
+    history = storage.read_history(root, "wiki-qa")
+    assert [(h["system"], h["key"]) for h in history] == [("run-a", "old-a"), ("run-b", "old-b"), ("run-a", "new-a")]
+    assert storage.find_evaluation(root, "wiki-qa", "old-b", "run-b")["key"] == "old-b"
+    assert storage.find_evaluation(root, "wiki-qa", "old-b", "run-a") is None  # another system's
+    assert storage.system_name("s3://b/runs/run-a.jsonl") == "run-a" and storage.system_name("/x/run-b.trec") == "run-b"

@@ -4,6 +4,7 @@ Each imports prefect when it runs, never at start."""
 from __future__ import annotations
 
 import json
+import shlex
 import sys
 from typing import Annotated, Any, Optional
 
@@ -167,7 +168,8 @@ def demo(
         f"{_waiting(outcome)}" + (f", in {outcome['queue_url']}" if outcome["queue_url"] else ""),
     ]
     for run_url, result in outcome["evaluations"].items():
-        lines.append(f"{run_url.rsplit('/', 1)[-1]}: verdict {result['verdict']}; report at {result['report_url']}")
+        lines.append(f"{result.get('system') or run_url.rsplit('/', 1)[-1]}: verdict {result['verdict']}; "
+                     f"report at {result['report_url']}")
         lines += [f"  {reason}" for reason in result["reasons"]]
         for metric, bracket in (result.get("bracket") or {}).items():
             lines.append(f"  {metric} {bracket['scored']:.4f} as scored, {bracket['found']:.4f} if every queued label "
@@ -183,8 +185,9 @@ def demo(
                              f"{split['retriever']:+.4f} from the retriever")
     lines += [
         "",
-        "Labels still queued score as misses until people re-judge them (the rejudge flow, or",
-        "`goldkeeper queue apply`). Each suite's page above shows its trend, chart and next steps.",
+        "Labels still queued score as misses until people re-judge them in the goldkeeper-rejudge flow's form.",
+        f"The suite's trend, both systems: `goldkeeper history {suite} --storage {shlex.quote(root)}` "
+        "(add `--html page.html` for its page with the chart).",
         "To see it all in the Prefect UI: run `prefect server start`, then, in another shell,",
         "`PREFECT_API_URL=http://127.0.0.1:4200/api goldkeeper demo --storage file://$PWD/.goldkeeper-ui`",
         "and open http://127.0.0.1:4200/runs and http://127.0.0.1:4200/artifacts.",
@@ -207,13 +210,14 @@ def _demo_rejudgment(root: str, suite: str, outcome: dict[str, Any], example: An
     from goldkeeper.core.jsonl import decode_jsonl
     from goldkeeper.core.judgments import dump_judgments, parse_judgments
     from goldkeeper.core.rejudge import Waiting, apply_answers, check_answers, pending_items
+    from goldkeeper.flows.clock import now
     from goldkeeper.flows.evaluate import evaluate, outcome_of
-    from goldkeeper.flows.lifecycle import evaluation_suite
     from goldkeeper.io.snapshots import open_corpus
     from goldkeeper.io.storage import (
         current_judgments_url,
         read_current_judgments,
         read_queue,
+        system_name,
         write_judgments_version,
     )
 
@@ -235,11 +239,13 @@ def _demo_rejudgment(root: str, suite: str, outcome: dict[str, Any], example: An
         return None
     write_judgments_version(root, suite, dump_judgments(applied.judgments).encode("utf-8"), sha)
     evaluations = {}
+    stamp = now()
     for run_url in runs:
-        name = evaluation_suite(suite, run_url, runs)
+        name = system_name(run_url)
         evaluations[name] = outcome_of(evaluate(
-            suite=name, judgments_url=current_judgments_url(root, suite), run_url=run_url, storage_url=root,
-            k=[1, 5], gates=["recall@1:0.4", "coverage:1"], corpus_url=outcome["corpus_url"], return_state=True))
+            suite=suite, system=name, judgments_url=current_judgments_url(root, suite), run_url=run_url,
+            storage_url=root, k=[1, 5], gates=["recall@1:0.4", "coverage:1"], corpus_url=outcome["corpus_url"],
+            generated_at=stamp, return_state=True))
     left = Waiting.of(pending_items(items.values(), applied.judgments))
     return {"applied": f"{applied.replaced} label(s) re-judged", "left": str(left), "evaluations": evaluations}
 

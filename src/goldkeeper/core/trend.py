@@ -16,7 +16,8 @@ from typing import Any
 
 from goldkeeper.core.gates import Gate, parse_gate
 
-__all__ = ["attribute_change", "gate_thresholds", "gated_metrics", "trend_points", "with_queued_found"]
+__all__ = ["attribute_change", "gate_thresholds", "gated_metrics", "latest_by_system", "systems", "trend_points",
+           "with_queued_found"]
 
 #: Gate kinds whose metric is a mean the trend can draw.
 _DRAWN = ("absolute", "delta", "ci-lower", "sequential", "regression")
@@ -54,13 +55,14 @@ def gate_thresholds(gates: Sequence[str]) -> dict[str, float]:
     return floors
 
 
-def _settings(entry: Mapping[str, Any]) -> tuple[Any, Any]:
-    return (tuple(entry.get("k") or ()), entry.get("threshold"))
+def _settings(entry: Mapping[str, Any]) -> tuple[Any, Any, Any]:
+    return (tuple(entry.get("k") or ()), entry.get("threshold"), entry.get("system"))
 
 
 def trend_points(history: Sequence[Mapping[str, Any]], metrics: Sequence[str]) -> list[dict[str, Any]]:
     """History entries (oldest first) as trend points: each with ``previous`` (the index of
-    the last earlier point computed with the same cutoffs and threshold, or None),
+    the last earlier point of the same system computed with the same cutoffs and threshold,
+    or None),
     ``judgments_changed`` and ``corpus_changed`` against that point, and ``delta`` per metric
     (the change in value from it; None where either lacks the metric). Entries written
     before cutoffs were recorded compare with nothing."""
@@ -86,6 +88,17 @@ def trend_points(history: Sequence[Mapping[str, Any]], metrics: Sequence[str]) -
         if recorded:
             last_by_settings[settings] = index
     return points
+
+
+def systems(points: Sequence[Mapping[str, Any]]) -> list[str | None]:
+    """The systems of a suite's points, in the order they first appear (None: a suite's
+    only run, which has no system name)."""
+    return list(dict.fromkeys(point.get("system") for point in points))
+
+
+def latest_by_system(points: Sequence[Mapping[str, Any]]) -> dict[str | None, Mapping[str, Any]]:
+    """Each system's newest point."""
+    return {point.get("system"): point for point in points}
 
 
 def attribute_change(before: float, previous_run_on_new_labels: float, now: float) -> dict[str, float]:

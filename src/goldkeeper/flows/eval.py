@@ -6,7 +6,8 @@ When every gate is sequential, each mode's queries are asked in the gates' order
 stops once they settle; the evaluation scores the queries asked and its report says how many
 were saved.
 
-Each mode's run is written to storage under runs/<suite>/, then scored and published by the
+Each mode's run is written to storage under runs/<suite>-<mode>/, then scored and published (a
+system of the suite, named by its mode) by the
 `evaluate` flow with the retrieval errors counted against the budget (fail closed). Header
 values come from the environment of the process running the flow, named in the config's
 `header_env`; they never enter parameters, runs, reports or artifacts.
@@ -64,8 +65,8 @@ def eval_retriever(
     intervals: bool = True,
 ) -> State:
     """Ask the retriever (``{"backend": "http", "url_template": ..., ...}``, the CLI's flags as
-    keys) every judged query, once per mode, and evaluate each run under suite
-    ``<suite>-<mode>``. Returns each mode's verdict and report URL."""
+    keys) every judged query, once per mode, and evaluate each run as a system of the suite
+    (the mode is its name). Returns each mode's verdict and report URL."""
     storage_url = storage_root(storage_url)
     stamp = re.sub(r"[^0-9TZ]", "", now())
     cache = None
@@ -81,8 +82,8 @@ def eval_retriever(
         retrieval = {"queries": got["queries"], "errors": got["errors"], "budget": max_errors}
         if "sequential" in got:  # every gate sequential: it stopped asking once they settled
             retrieval["sequential"] = got["sequential"]
-        results[mode or name] = outcome_of(evaluate(suite=name, judgments_url=judgments_url, run_url=got["run_url"],
-                                                    storage_url=storage_url, k=k, gates=gates, intervals=intervals,
-                                                    retrieval=retrieval, return_state=True))
+        results[mode or name] = outcome_of(evaluate(suite=suite, system=mode or None, judgments_url=judgments_url,
+                                                    run_url=got["run_url"], storage_url=storage_url, k=k, gates=gates,
+                                                    intervals=intervals, retrieval=retrieval, return_state=True))
         print(f"{name}: {len(got['errors'])} of {got['queries']} calls failed; {results[mode or name]['verdict']}")
     return rolled_up({"suite": suite, "evaluations": results})

@@ -104,9 +104,14 @@ def rolled_up(outcome: dict[str, Any]) -> State:
     worst = "FAIL" if any(e["verdict"] == "FAIL" for e in failing.values()) else "INDETERMINATE"
     outcome = {**outcome, "verdict": worst,
                "message": f"{len(failing)} of {len(evaluations)} evaluation(s) did not pass: "
-                          + "; ".join(f"{e['suite']} {e['verdict']} ({e['message']})" for e in failing.values())}
+                          + "; ".join(f"{_named(e)} {e['verdict']} ({e['message']})" for e in failing.values())}
     return Failed(name="Indeterminate" if worst == "INDETERMINATE" else "Failed", message=outcome["message"][:400],
                   data=EvaluationFailed(outcome))
+
+
+def _named(outcome: dict[str, Any]) -> str:
+    """An evaluation as people name it: its suite, and its system when the suite has several."""
+    return outcome["suite"] if not outcome.get("system") else f"{outcome['suite']} ({outcome['system']})"
 
 
 def outcome_of(state: State) -> dict[str, Any]:
@@ -142,8 +147,9 @@ def check_corpus(rows: list[dict[str, Any]], corpus_url: str):
 
 
 @step(name="publish_report", timeout_seconds=300)
-def publish(storage_url: str, suite: str, report: dict[str, Any], key: str | None = None) -> str:
-    return publish_report(storage_url, suite, report, key)
+def publish(storage_url: str, suite: str, report: dict[str, Any], key: str | None = None,
+            system: str | None = None) -> str:
+    return publish_report(storage_url, suite, report, key, system)
 
 
 @step(timeout_seconds=900)
@@ -152,8 +158,8 @@ def content_hash(url: str) -> str:
 
 
 @step(timeout_seconds=300)
-def already_evaluated(storage_url: str, suite: str, key: str) -> dict[str, Any] | None:
-    return find_evaluation(storage_url, suite, key)
+def already_evaluated(storage_url: str, suite: str, key: str, system: str | None = None) -> dict[str, Any] | None:
+    return find_evaluation(storage_url, suite, key, system)
 
 
 @step(timeout_seconds=300)
@@ -218,22 +224,26 @@ def attribute(rows: list[dict[str, Any]], previous: dict[str, Any], document: di
 
 @step(timeout_seconds=120)
 def show(suite: str, document: dict[str, Any], report_url: str, points: list[dict[str, Any]], waiting: Waiting,
-         queue_url: str | None, bracket, attribution, storage_url: str, queue_suite: str) -> dict[str, str]:
-    """Summaries as artifacts under stable keys, so the UI keeps their history; the chart and
-    the suite's page on storage beside the report. The pages' URLs."""
+         queue_url: str | None, bracket, attribution, storage_url: str, queue_suite: str,
+         system: str | None = None, point: dict[str, Any] | None = None) -> dict[str, str]:
+    """Summaries as artifacts under stable keys, so the UI keeps their history (the system's
+    metrics and summary, the suite's trend); the chart and the suite's page on storage beside
+    the report. The pages' URLs."""
     slug = suite_slug(suite)
+    own = slug if system is None else f"{slug}-{suite_slug(system)}"
+    named = _named({"suite": suite, "system": system})
     gates = [g["expression"] for g in document["verdict"].get("gates") or []]
     metrics = gated_metrics(gates) or list(document["metrics"])[:2]
-    create_table_artifact(key=f"goldkeeper-{slug}-metrics", table=metric_rows(document),
-                          description=f"{suite}: {document['verdict']['status']}, metrics at 4 decimals")
+    create_table_artifact(key=f"goldkeeper-{own}-metrics", table=metric_rows(document),
+                          description=f"{named}: {document['verdict']['status']}, metrics at 4 decimals")
     summary = summary_markdown(suite, document, report_link=browser_link(report_url), report_location=report_url,
                                waiting=waiting, queue_location=queue_url, queue_suite=queue_suite, bracket=bracket,
-                               point=points[-1] if points else None, attribution=attribution)
-    create_markdown_artifact(key=f"goldkeeper-{slug}-summary", markdown=summary,
-                             description=f"{suite}: verdict, reasons and next steps")
+                               point=point, attribution=attribution, system=system)
+    create_markdown_artifact(key=f"goldkeeper-{own}-summary", markdown=summary,
+                             description=f"{named}: verdict, reasons and next steps")
     chart = trend_chart_svg(suite, points, metrics, gate_thresholds(gates))
     chart_url = publish_page(storage_url, suite, "trend.svg", chart)
-    page = suite_page(suite, points, metrics, document, chart, summary, attribution)
+    page = suite_page(suite, points, metrics, document, chart, summary, attribution, system)
     page_url = publish_page(storage_url, suite, "index.html", page.encode("utf-8"))
     page_link = browser_link(page_url)
     trend = trend_markdown(suite, points, metrics, browser_link(chart_url), page_link, chart)
@@ -273,6 +283,7 @@ def evaluate(
     workers: int = 2,
     queue_url: str | None = None,
     queue_suite: str | None = None,
+    system: str | None = None,
 ) -> State:
     """Score one run of one suite, publish the report, show it, and end in its verdict's
     state, whose data is the outcome (verdict, reasons, report URL, pages).
@@ -282,7 +293,9 @@ def evaluate(
     threads or on Dask (``cluster``: "local" or a scheduler address): the same report.
     ``queue_url`` (the lifecycle's re-judgment queue) brackets each gated metric; it is the
     queue of ``queue_suite`` (default ``suite``), which the next steps name for the rejudge
-    flow: the configured suite, when ``suite`` is one of its runs' evaluations."""
+    flow: the configured suite, when ``suite`` is one of its runs' evaluations. ``system`` names
+    the run among the suite's several (the lifecycle's: its file stem): history, trend, page,
+    events and tags are the suite's, with the system as a dimension."""
     storage_url = storage_root(storage_url)
     # Keyed by the inputs' content: the same judgments, run, corpus and settings again (a
     # repeated event, a retried schedule) find the published report and do no work twice;
@@ -294,7 +307,7 @@ def evaluate(
     key = evaluation_key(judgments=content_hash(judgments_url), run=content_hash(run_url),
                          corpus=content_hash(corpus_url) if corpus_url else None, k=k, threshold=threshold,
                          gates=gates, intervals=intervals, retrieval=retrieval, **chosen)
-    found = already_evaluated(storage_url, suite, key)
+    found = already_evaluated(storage_url, suite, key, system)
     rows = run = None
     if found is not None:
         print(f"{suite}: these inputs were evaluated already ({found['time']}); showing that report")
@@ -316,11 +329,11 @@ def evaluate(
             inputs["corpus"] = {"url": corpus_url}
         settings = Settings.of(k, threshold, gates, intervals, confidence, resamples, seed)
         document = evaluation(labels, run_values, validation, settings, generated_at or now(), inputs, drift, retrieval)
-        report_url = publish(storage_url, suite, document, key)
+        report_url = publish(storage_url, suite, document, key, system)
     history = read_suite_history(storage_url, suite)
     metrics = gated_metrics(gates)
     points = trend_points(history, metrics)
-    point = points[-1] if points else None
+    point = next((p for p in reversed(points) if p.get("system") == system), None)  # this system's newest
     if point is not None and point["previous"] is not None:
         point["previous_entry"] = history[point["previous"]]
     items = read_queue_items(queue_url) if queue_url else []
@@ -331,13 +344,14 @@ def evaluate(
     if point is not None and point["judgments_changed"] and rows is not None and metrics:
         attribution = attribute(rows, point["previous_entry"], document, metrics)
     pages = show(suite, document, report_url, points, waiting, queue_url, bracket, attribution, storage_url,
-                 queue_suite or suite)
-    outcome = {"suite": suite, "verdict": document["verdict"]["status"], "message": verdict_line(document),
+                 queue_suite or suite, system, point)
+    outcome = {"suite": suite, "system": system, "verdict": document["verdict"]["status"], "message": verdict_line(document),
                "report_url": report_url, "reasons": document["verdict"]["reasons"], "cached": found is not None,
                "pages": pages, "bracket": bracket, "attribution": attribution}
-    tag_run(suite, outcome["verdict"])
+    tag_run(suite, outcome["verdict"], system)
     announce(suite, document, outcome)
     # The verdict in the run's log at the level it deserves, so the Logs tab says it in red.
     level = {"PASS": logging.INFO, "INDETERMINATE": logging.WARNING, "FAIL": logging.ERROR}[outcome["verdict"]]
-    get_run_logger().log(level, f"{suite}: {outcome['verdict']}: {outcome['message']}; report at {report_url}")
+    named = _named(outcome)
+    get_run_logger().log(level, f"{named}: {outcome['verdict']}: {outcome['message']}; report at {report_url}")
     return verdict_state(outcome)

@@ -49,11 +49,12 @@ from goldkeeper.io.storage import (
     read_latest_queue,
     read_suite,
     suite_slug,
+    system_name,
     write_judgments_version,
     write_suite,
 )
 
-__all__ = ["REINDEX_EVENT", "REINDEX_MATCH", "REINDEX_PARAMETERS", "evaluate_suite", "evaluation_suite", "on_reindex",
+__all__ = ["REINDEX_EVENT", "REINDEX_MATCH", "REINDEX_PARAMETERS", "evaluate_suite", "on_reindex",
            "snapshot_corpus"]
 
 #: What an indexing pipeline emits after a re-index (``goldkeeper emit-reindex`` does it too),
@@ -225,7 +226,8 @@ def on_reindex(
     signal_lifecycle(suite, summary, moved, waiting, version, queue_url)
     if not run_urls:
         get_run_logger().warning(f"{suite}: no run to score (configure them: goldkeeper suite set {suite} --run URL)")
-    states = _evaluate_runs(suite, run_urls, storage_url, k, gates, corpus_url, queue_url, partitions, cluster, workers)
+    states = _evaluate_runs(suite, run_urls, storage_url, k, gates, corpus_url, queue_url, partitions, cluster, workers,
+                            stamp)
     print(f"{suite}: {summary}; re-anchored {moved}; {waiting}")
     outcome = {"suite": suite, "corpus_url": corpus_url, "drift": summary, "reanchored": moved,
                "judgments_version": version, "queue_url": queue_url,
@@ -244,7 +246,7 @@ def evaluate_suite(suite: str, storage_url: str | None = None, partitions: int =
     if not config.runs:
         raise ValueError(f"suite '{suite}' has no run to score: goldkeeper suite set {suite} --run URL")
     states = _evaluate_runs(suite, config.runs, storage_url, config.k, config.gates, config.corpus_url,
-                            latest_queue_url(storage_url, suite), partitions, cluster, workers)
+                            latest_queue_url(storage_url, suite), partitions, cluster, workers, now())
     return _rolled_up(suite, {"suite": suite, "corpus_url": config.corpus_url,
                               "evaluations": {url: outcome_of(state) for url, state in states.items()}})
 
@@ -258,12 +260,14 @@ def _configured(config, run_urls: list[str] | None, k: list[int] | None, gates: 
 
 def _evaluate_runs(suite: str, run_urls: list[str], storage_url: str, k: list[int], gates: list[str],
                    corpus_url: str | None, queue_url: str | None, partitions: int, cluster: str | None,
-                   workers: int) -> dict[str, State]:
-    """Each run scored on the suite's current judgments, as its own evaluation (subflow)."""
-    return {run_url: evaluate(suite=evaluation_suite(suite, run_url, run_urls),
+                   workers: int, stamp: str) -> dict[str, State]:
+    """Each run scored on the suite's current judgments, as its own evaluation (subflow) of
+    the suite: a system of it when there are several (``system_name``), all at one time, so
+    the trend draws them side by side."""
+    return {run_url: evaluate(suite=suite, system=system_name(run_url) if len(run_urls) > 1 else None,
                               judgments_url=current_judgments_url(storage_url, suite), run_url=run_url,
                               storage_url=storage_url, k=k, gates=gates, corpus_url=corpus_url, partitions=partitions,
-                              cluster=cluster, workers=workers, queue_url=queue_url, queue_suite=suite,
+                              cluster=cluster, workers=workers, queue_url=queue_url, generated_at=stamp,
                               return_state=True)
             for run_url in run_urls}
 
@@ -273,13 +277,6 @@ def _rolled_up(suite: str, outcome: dict[str, Any]) -> State:
     if state.is_failed():
         get_run_logger().error(f"{suite}: {state.message}")
     return state
-
-
-def evaluation_suite(suite: str, run_url: str, run_urls: list[str]) -> str:
-    """The suite an evaluation of one of the lifecycle's runs publishes under: one run keeps
-    the suite's name; several get one each (``<suite>-<run file stem>``), so their histories
-    and artifacts do not overwrite each other."""
-    return suite if len(run_urls) == 1 else f"{suite}-{run_url.rstrip('/').rsplit('/', 1)[-1].split('.')[0]}"
 
 
 @step(timeout_seconds=60)

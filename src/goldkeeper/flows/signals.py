@@ -39,9 +39,10 @@ def _related() -> list[dict[str, str]]:
 
 
 @step(timeout_seconds=60)
-def tag_run(suite: str, verdict: str) -> list[str]:
-    """Add ``goldkeeper``, ``suite:<slug>`` and ``verdict:<pass|fail|indeterminate>`` to the
-    flow run's tags (its tags are set when it is created; the verdict is known at its end)."""
+def tag_run(suite: str, verdict: str, system: str | None = None) -> list[str]:
+    """Add ``goldkeeper``, ``suite:<slug>``, ``verdict:<pass|fail|indeterminate>`` and, for
+    one of a suite's several systems, ``system:<slug>`` to the flow run's tags (its tags are
+    set when it is created; the verdict is known at its end)."""
     from prefect.client.orchestration import get_client
 
     run_id = flow_run.id
@@ -49,7 +50,8 @@ def tag_run(suite: str, verdict: str) -> list[str]:
         return []
     with get_client(sync_client=True) as client:
         run = client.read_flow_run(run_id)
-        tags = sorted({*run.tags, "goldkeeper", f"suite:{suite_slug(suite)}", f"verdict:{verdict.lower()}"})
+        tags = sorted({*run.tags, "goldkeeper", f"suite:{suite_slug(suite)}", f"verdict:{verdict.lower()}",
+                       *([f"system:{suite_slug(system)}"] if system else [])})
         client.update_flow_run(run_id, tags=tags)
     return tags
 
@@ -66,6 +68,7 @@ def announce(suite: str, document: dict[str, Any], outcome: dict[str, Any]) -> N
     gates = document["verdict"].get("gates") or []
     signal(EVALUATION_EVENTS[outcome["verdict"]], suite, {
         "suite": suite,
+        **({"system": outcome["system"]} if outcome.get("system") else {}),
         "verdict": outcome["verdict"],
         "message": outcome["message"],
         "failing_gates": [g for g in gates if g["status"] != "PASS"],

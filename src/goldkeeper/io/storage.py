@@ -43,6 +43,7 @@ __all__ = [
     "read_suite",
     "suite_slug",
     "suite_url",
+    "system_name",
     "write_judgments_version",
     "write_suite",
 ]
@@ -100,9 +101,23 @@ def _list(directory: str) -> list[str]:
 
 
 def read_history(root: str, suite: str) -> list[dict[str, Any]]:
-    """Every evaluation of the suite, oldest first: one object per evaluation under
-    history/<suite>/, and the lines of a history/<suite>.jsonl written before that layout."""
-    slug = suite_slug(suite)
+    """Every evaluation of the suite, of every system, oldest first: one object per evaluation
+    under history/<suite>/, and the lines of a history/<suite>.jsonl written before that
+    layout. A suite configured with several runs was published before 0.2 as one suite per
+    run (``<suite>-<file stem>``): those histories are read too, each entry as the system
+    its run is (``system_name``), so nothing recorded before is lost from the trend."""
+    entries = _history_of(root, suite_slug(suite))
+    config = read_suite(root, suite, required=False)
+    if config is not None and len(config.runs) > 1:
+        seen = {entry.get("report") for entry in entries}
+        for run in config.runs:
+            system = system_name(run)
+            entries += [{**entry, "system": system} for entry in _history_of(root, suite_slug(f"{suite}-{system}"))
+                        if entry.get("report") not in seen]
+    return sorted(entries, key=lambda entry: (entry["time"], entry.get("system") or ""))
+
+
+def _history_of(root: str, slug: str) -> list[dict[str, Any]]:
     try:
         legacy = read_bytes(_join(root, "history", f"{slug}.jsonl")).decode("utf-8").splitlines()
     except StorageError:
@@ -112,7 +127,13 @@ def read_history(root: str, suite: str) -> list[dict[str, Any]]:
     for name in _list(directory):
         if name.endswith(".json"):
             entries.append(json.loads(read_bytes(_join(directory, name))))
-    return sorted(entries, key=lambda entry: entry["time"])
+    return entries
+
+
+def system_name(run_url: str) -> str:
+    """A system of a suite with several runs, named by its run file's stem
+    (``.../run-a.jsonl``: ``run-a``)."""
+    return run_url.rstrip("/").rsplit("/", 1)[-1].split(".")[0]
 
 
 #: How long a presigned link in an artifact stays valid: a week, the span of a nightly
@@ -166,17 +187,19 @@ def evaluation_key(**parts: Any) -> str:
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
 
-def find_evaluation(root: str, suite: str, key: str) -> dict[str, Any] | None:
-    """The history line of an evaluation already published under ``key``, if any."""
+def find_evaluation(root: str, suite: str, key: str, system: str | None = None) -> dict[str, Any] | None:
+    """The history line of the system's evaluation already published under ``key``, if any."""
     for line in reversed(read_history(root, suite)):
-        if line.get("key") == key:
+        if line.get("key") == key and line.get("system") == system:
             return line
     return None
 
 
-def publish_report(root: str, suite: str, report: dict[str, Any], key: str | None = None) -> str:
+def publish_report(root: str, suite: str, report: dict[str, Any], key: str | None = None,
+                   system: str | None = None) -> str:
     """Write the report under reports/ and append its summary line to history/ (with the
-    evaluation's cache ``key``); its URL."""
+    evaluation's cache ``key``, and the ``system`` it scored when the suite has several); its
+    URL."""
     slug = suite_slug(suite)
     body = (json.dumps(report, ensure_ascii=False, indent=2) + "\n").encode("utf-8")
     digest = hashlib.sha256(body).hexdigest()
@@ -185,6 +208,8 @@ def publish_report(root: str, suite: str, report: dict[str, Any], key: str | Non
     line = history_entry(report, url)
     if key is not None:
         line["key"] = key
+    if system is not None:
+        line["system"] = system
     # One object per evaluation, named by its content: concurrent publishes on one suite each
     # write their own object, so none can overwrite another's (object stores cannot append,
     # and a rewrite of one shared file loses the lines of a writer that raced it).

@@ -28,7 +28,7 @@ class SuiteConfig(BaseModel):
     runs: list[str] = Field(
         default_factory=list,
         description="Run files (JSONL or TREC, any fsspec URL) scored on every evaluation of the suite, "
-        "each published as <suite>-<file stem> when there are several.",
+        "each a system of the suite, named by its file stem when there are several.",
     )
     k: list[int] = Field(default_factory=lambda: [10], min_length=1, description="Cutoffs.")
     gates: list[str] = Field(default_factory=list, description="Gate expressions (spec/gates.md), e.g. recall@10:0.7.")
