@@ -152,3 +152,47 @@ def test_queue_items_and_answers_fit_their_schemas(suite):
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.validate({**answer, "labeled_by": "synthetic:x"},
                             json.loads((SCHEMAS / "queue-answer.schema.json").read_text()))
+
+
+@pytest.mark.parametrize(("field", "value"), [
+    ("item_id", ""), ("item_id", 7), ("chunk_id", ""), ("chunk_id", None), ("relevance", -1), ("relevance", 1024),
+    ("relevance", True), ("relevance", 1.0), ("labeled_by", "synthetic:gpt"), ("labeled_by", "human:"),
+    ("labeled_by", None), ("labeled_at", None),
+])
+def test_the_answer_schema_and_the_answer_check_are_one_definition(field, value):
+    """records.QUEUE_ANSWER makes both the schema model and core's check: a value one refuses,
+    the other refuses too, and a good answer passes both."""
+    from pydantic import ValidationError
+
+    from goldkeeper.core.rejudge import check_answers
+    from goldkeeper.errors import InputError
+    from goldkeeper.models.corpus import QueueAnswer
+
+    good = {"item_id": "rq1:" + "0" * 24, "chunk_id": "none", "relevance": 1, "labeled_by": "human:bo",
+            "labeled_at": "2026-11-29T10:00:00Z"}
+    queue = {good["item_id"]: {}}
+    QueueAnswer.model_validate(good)
+    assert check_answers([(1, good)], queue, {}, "answers.jsonl")
+    bad = {**good, field: value}
+    if field == "labeled_at":
+        bad.pop(field)
+    with pytest.raises(ValidationError):
+        QueueAnswer.model_validate(bad, strict=True)
+    with pytest.raises(InputError) as refused:
+        check_answers([(1, bad)], queue, {}, "answers.jsonl")
+    assert f":1: {field}: " in str(refused.value)
+
+
+def test_a_queue_line_that_is_no_queue_item_is_refused_with_its_line_and_field(tmp_path):
+    from goldkeeper.errors import InputError
+    from goldkeeper.io.storage import read_queue
+
+    queue = tmp_path / "queue.jsonl"
+    item = {"item_id": "rq1:" + "0" * 24, "action": "rejudge", "status": "SPLIT", "query_id": "q1", "doc_uri": "d",
+            "relevance": 1, "candidates": []}
+    queue.write_text(json.dumps(item) + "\n" + json.dumps({**item, "action": "delete"}) + "\n")
+    with pytest.raises(InputError) as refused:
+        read_queue(str(queue))
+    assert str(refused.value).startswith(f"{queue}:2: action: ") and "delete" in str(refused.value)
+    queue.write_text(json.dumps(item) + "\n")
+    assert read_queue(str(queue)) == [item]

@@ -12,6 +12,7 @@ import typer
 from goldkeeper.cli.app import GATE_HELP, FormatOption, OutputFormat, app, emit_json, parse_cutoffs, quiet_prefect
 from goldkeeper.errors import UsageError
 from goldkeeper.io.files import source_name
+from goldkeeper.models.records import MAX_RELEVANCE
 
 suite_app = typer.Typer(help="A suite's configuration on storage: what the flows score, how, and on which corpus.",
                         no_args_is_help=True)
@@ -25,7 +26,7 @@ SuiteGates = Annotated[list[str], typer.Option("--gate", help=GATE_HELP)]
 SuiteCorpus = Annotated[Optional[str], typer.Option("--corpus", help="The live corpus snapshot (manifest.json or corpus.json).")]
 SuiteChunker = Annotated[Optional[str], typer.Option("--chunker", help="Chunker fingerprint for events naming chunker output.")]
 SuiteSchedule = Annotated[Optional[str], typer.Option("--schedule", help="Cron (UTC) for the nightly evaluation; 'off' for none.")]
-SuiteGrade = Annotated[Optional[int], typer.Option("--max-grade", min=1, max=1023, help="Top of the relevance scale reviewers grade on.")]
+SuiteGrade = Annotated[Optional[int], typer.Option("--max-grade", min=1, max=MAX_RELEVANCE, help="Top of the relevance scale reviewers grade on.")]
 
 
 def _suite_changes(run: list[str], k: list[str], gate: list[str], corpus: str | None, chunker: str | None,

@@ -24,7 +24,7 @@ from goldkeeper.core.drift import LiveChunk, queue_item_id
 from goldkeeper.core.validation import is_iso8601
 from goldkeeper.errors import InputError, describe_value
 from goldkeeper.models.judgment import Judgment
-from goldkeeper.models.records import MAX_RELEVANCE
+from goldkeeper.models.records import MAX_RELEVANCE, QUEUE_ANSWER, FieldSpec
 
 __all__ = ["AppliedAnswers", "Waiting", "apply_answers", "check_answers", "grade_answers", "overlap", "pending_items",
            "reviewer_problem", "walked"]
@@ -94,6 +94,23 @@ class AppliedAnswers:
     unanswered: int
 
 
+#: What a value of each kind of answer field must be, in a refusal's words.
+_KIND_MUST = {"id": "be a non-empty string", "grade": f"be an integer from 0 to {MAX_RELEVANCE}",
+              "person": "be human:<name>", "time": "be an ISO 8601 date-time"}
+
+
+def _fits(spec: FieldSpec, value: Any) -> bool:
+    """Whether ``value`` is what an answer field of ``spec``'s kind takes
+    (``records.QUEUE_ANSWER``; the schema model says the same)."""
+    if spec.kind == "grade":
+        return type(value) is int and 0 <= value <= MAX_RELEVANCE
+    if not isinstance(value, str) or not value:
+        return False
+    if spec.kind == "person":
+        return value.startswith("human:") and value != "human:"
+    return spec.kind != "time" or is_iso8601(value)
+
+
 def check_answers(
     answers: Iterable[tuple[int, Any]], queue: Mapping[str, Mapping[str, Any]], live: Mapping[str, LiveChunk],
     source: str,
@@ -107,23 +124,14 @@ def check_answers(
 
         if not isinstance(answer, dict):
             raise refuse("answer", "must be an object", answer)
-        item_id = answer.get("item_id")
-        if not isinstance(item_id, str) or item_id not in queue:
+        for spec in QUEUE_ANSWER:
+            if not _fits(spec, answer.get(spec.name)):
+                raise refuse(spec.name, f"must {spec.must or _KIND_MUST[spec.kind]}", answer.get(spec.name))
+        item_id, chunk = answer["item_id"], answer["chunk_id"]
+        if item_id not in queue:
             raise refuse("item_id", "must name an item of the queue", item_id)
-        chunk = answer.get("chunk_id")
-        if not isinstance(chunk, str) or not chunk:
-            raise refuse("chunk_id", 'required: a live chunk id, or "none"', chunk)
         if chunk != NONE and chunk not in live:
             raise refuse("chunk_id", "is not a live chunk of the corpus (re-chunked again since the queue?)", chunk)
-        relevance = answer.get("relevance")
-        if type(relevance) is not int or not 0 <= relevance <= MAX_RELEVANCE:
-            raise refuse("relevance", f"must be an integer from 0 to {MAX_RELEVANCE}", relevance)
-        labeled_by = answer.get("labeled_by")
-        if not isinstance(labeled_by, str) or not labeled_by.startswith("human:") or labeled_by == "human:":
-            raise refuse("labeled_by", "must be human:<name> (answers come from people)", labeled_by)
-        labeled_at = answer.get("labeled_at")
-        if not isinstance(labeled_at, str) or not is_iso8601(labeled_at):
-            raise refuse("labeled_at", "must be an ISO 8601 date-time", labeled_at)
         given = by_item.setdefault(item_id, [])
         if (item_id, chunk) in lines:
             raise refuse("chunk_id", f"answered twice for this item (first on line {lines[item_id, chunk]})", chunk)

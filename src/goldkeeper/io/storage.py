@@ -263,8 +263,34 @@ def publish_queue(root: str, suite: str, items: list[dict[str, Any]], generated_
 
 
 def read_queue(url: str) -> list[dict[str, Any]]:
-    """A re-judgment queue's items."""
-    return [json.loads(line) for line in read_bytes(url).decode("utf-8").splitlines() if line.strip()]
+    """A re-judgment queue's items, each checked as a ``QueueItem`` (a line that is not one
+    is refused with its line and field, before any of it is used)."""
+    from pydantic_core import from_json
+
+    from goldkeeper.models.corpus import QueueItem
+
+    items = []
+    for number, line in enumerate(read_bytes(url).decode("utf-8").splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            item = from_json(line, allow_inf_nan=False)
+            QueueItem.model_validate(item)
+        except ValueError as error:
+            raise _refusal(url, error, "item", line=number) from None
+        items.append(item)
+    return items
+
+
+def _refusal(url: str, error: ValueError, what: str, line: int | None = None) -> InputError:
+    """A pydantic refusal of a record read from ``url`` (or JSON that is none) as one line:
+    the field, what was wrong and what was found."""
+    from pydantic import ValidationError
+
+    first = error.errors()[0] if isinstance(error, ValidationError) else None
+    field = ".".join(str(p) for p in first["loc"]) if first and first["loc"] else what
+    return InputError(url, (first["msg"] if first else f"not valid JSON ({error})").removeprefix("Value error, "),
+                      line=line, field=field, found=describe_value(first.get("input")) if first else "the file")
 
 
 def read_latest_queue(root: str, suite: str) -> tuple[str, list[dict[str, Any]]]:
@@ -284,7 +310,6 @@ def suite_url(root: str, suite: str) -> str:
 def read_suite(root: str, suite: str, *, required: bool = True):
     """The suite's configuration (``SuiteConfig``), checked as ``write_suite`` checks it; None
     when there is none and ``required`` is false."""
-    from pydantic import ValidationError
     from pydantic_core import from_json
 
     from goldkeeper.models.suite import SuiteConfig
@@ -300,10 +325,7 @@ def read_suite(root: str, suite: str, *, required: bool = True):
     try:
         config = SuiteConfig.model_validate(from_json(data, allow_inf_nan=False))
     except ValueError as error:
-        first = error.errors()[0] if isinstance(error, ValidationError) else None
-        field = ".".join(str(p) for p in first["loc"]) if first and first["loc"] else "suite"
-        raise InputError(url, (first["msg"] if first else f"not valid JSON ({error})").removeprefix("Value error, "),
-                         field=field, found=describe_value(first.get("input")) if first else "the file") from None
+        raise _refusal(url, error, "suite") from None
     _check_gates(url, config.gates)
     return config
 

@@ -6,7 +6,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
-from goldkeeper.models.records import CHUNK, CORPUS_FINGERPRINTS, MAX_RELEVANCE, FieldSpec
+from goldkeeper.models.records import CHUNK, CORPUS_FINGERPRINTS, MAX_RELEVANCE, QUEUE_ANSWER, FieldSpec
 
 __all__ = ["Chunk", "CorpusSnapshot", "QueueAnswer", "QueueCandidate", "QueueItem", "ShardEntry", "ShardManifest"]
 
@@ -92,13 +92,19 @@ class QueueItem(BaseModel):
     candidates: list[QueueCandidate]
 
 
-class QueueAnswer(BaseModel):
-    """One line of answers for ``goldkeeper queue apply``."""
+def _answer_field(spec: FieldSpec) -> tuple[Any, Any]:
+    described = {} if spec.description is None else {"description": spec.description}
+    if spec.kind == "grade":
+        return int, Field(ge=0, le=MAX_RELEVANCE, **described)
+    if spec.kind == "person":
+        return str, Field(pattern=r"^human:.+", **described)
+    return str, Field(min_length=1, **described)
 
-    model_config = ConfigDict(extra="allow", title="goldkeeper re-judgment answer")
 
-    item_id: str = Field(description="An item of the queue.")
-    chunk_id: str = Field(min_length=1, description='A live chunk, or "none" when no live chunk carries it.')
-    relevance: int = Field(ge=0, lt=MAX_RELEVANCE + 1)
-    labeled_by: str = Field(pattern=r"^human:.+", description="The person who answered.")
-    labeled_at: str = Field(description="ISO 8601 date-time.")
+QueueAnswer = create_model(  # type: ignore[call-overload]
+    "QueueAnswer",
+    __config__=ConfigDict(extra="allow", title="goldkeeper re-judgment answer"),
+    __module__=__name__,
+    __doc__="One line of answers for ``goldkeeper queue apply`` (``records.QUEUE_ANSWER``).",
+    **{spec.name: _answer_field(spec) for spec in QUEUE_ANSWER},
+)

@@ -15,8 +15,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-__all__ = ["CHUNK", "CORPUS_FINGERPRINTS", "JUDGMENT_FIELDS", "JUDGMENT_ROW", "LIVE_CHUNK", "MAX_RELEVANCE", "FieldSpec",
-           "canonical_judgment"]
+__all__ = ["CHUNK", "CORPUS_FINGERPRINTS", "JUDGMENT_FIELDS", "JUDGMENT_ROW", "LIVE_CHUNK", "MAX_RELEVANCE",
+           "QUEUE_ANSWER", "FieldSpec", "canonical_judgment"]
 
 #: Relevance grades are small integers; 1024 and above is a unit mistake, not a grade.
 MAX_RELEVANCE = 1023
@@ -27,15 +27,18 @@ class FieldSpec:
     """One field of a record. ``kind``: ``id``, a required non-empty string; ``text``, an
     optional string; ``grade``, a required integer from 0 to ``MAX_RELEVANCE``; ``count``,
     an optional integer of at least 0; ``hash``, an optional string that the fast readers
-    take only non-empty (an empty one stores nothing). ``nfc``: an identifier compared by code
-    point against runs and corpora, which must be in NFC. ``live``: kept on the chunks drift
-    reads (``LIVE_CHUNK``)."""
+    take only non-empty (an empty one stores nothing); ``person``, a required ``human:<name>``;
+    ``time``, a required ISO 8601 date-time. ``nfc``: an identifier compared by code point
+    against runs and corpora, which must be in NFC. ``live``: kept on the chunks drift reads
+    (``LIVE_CHUNK``). ``must``: what a refusal says the value must be, where the kind's own
+    words say too little."""
 
     name: str
-    kind: Literal["id", "text", "grade", "count", "hash"]
+    kind: Literal["id", "text", "grade", "count", "hash", "person", "time"]
     description: str | None = None
     nfc: bool = False
     live: bool = True
+    must: str | None = None
 
 
 #: A judgment line's known fields, in the canonical write order.
@@ -84,3 +87,16 @@ LIVE_CHUNK: tuple[FieldSpec, ...] = tuple(spec for spec in CHUNK if spec.live)
 
 #: corpus.json (spec/formats.md): these optional strings, then ``chunks``, every live chunk.
 CORPUS_FINGERPRINTS: tuple[str, ...] = ("corpus_fingerprint", "chunker_fingerprint")
+
+#: One answer to a re-judgment queue item: a line of ``goldkeeper queue apply``'s answers, what
+#: the rejudge form's switches become, what the flows keep under answers/. The schema model
+#: (``models.corpus.QueueAnswer``) and core's check of every answer (``core.rejudge``) are
+#: made from it; core then checks what no schema can (the item is queued, the chunk is live).
+QUEUE_ANSWER: tuple[FieldSpec, ...] = (
+    FieldSpec("item_id", "id", "An item of the queue.", must="name an item of the queue"),
+    FieldSpec("chunk_id", "id", 'A live chunk, or "none" when no live chunk carries it.',
+              must='be given: a live chunk id, or "none"'),
+    FieldSpec("relevance", "grade", "The grade given (0: not relevant)."),
+    FieldSpec("labeled_by", "person", "The person who answered.", must="be human:<name> (answers come from people)"),
+    FieldSpec("labeled_at", "time", "ISO 8601 date-time."),
+)
