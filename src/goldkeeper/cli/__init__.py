@@ -4,6 +4,7 @@
     labels    validate, convert, id, example
     scoring   score, eval, compare, power, audit, agreement, calibrate
     drift     drift, snapshot, queue apply
+    judge     judge (an LLM judge grades the queue first)
     suites    suite init|set|show, history
     flows     emit-reindex, alert, serve, demo (the only ones that import prefect, when run)
     help      goldkeeper help [COMMAND], registered last
@@ -12,7 +13,7 @@ Exit codes and the one way failures become them (``guarded``) are in ``goldkeepe
 """
 
 # Each module registers its commands on import; `goldkeeper --help` lists them in this order.
-from goldkeeper.cli import drift, flows, labels, scoring, suites  # noqa: F401
+from goldkeeper.cli import drift, flows, judge, labels, scoring, suites  # noqa: F401
 from goldkeeper.cli.app import app, help_, main
 
 app.command("help")(help_)

@@ -26,9 +26,12 @@ from goldkeeper.io.retrievers import Hits, Query, RetrieverError
 
 __all__ = [
     "MAX_RETRY_AFTER",
+    "AnswerCache",
     "Outcome",
+    "RateLimit",
     "Retrieved",
     "Retriever",
+    "in_order",
     "judged_queries",
     "retrieve_run",
     "retrieve_to_storage",
@@ -62,9 +65,16 @@ def cache_key(identity: dict[str, Any], query: Query) -> str:
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
 
-class _Cache:
-    def __init__(self, path: str | None) -> None:
-        self.path, self.found, self.lock, self.handle = path, {}, threading.Lock(), None
+class AnswerCache:
+    """Answers kept in a JSONL file, one object a line with its ``key``: read when opened (a
+    line torn by a crash is skipped, so its call is simply made again), appended and flushed
+    as each answer arrives. ``encode`` makes an answer a line's other fields, ``decode`` the
+    answer from a line (a ``KeyError``, ``TypeError`` or ``ValueError`` skips it). No ``path``:
+    nothing is kept."""
+
+    def __init__(self, path: str | None, encode: Callable[[Any], dict[str, Any]],
+                 decode: Callable[[dict[str, Any]], Any]) -> None:
+        self.path, self.found, self.lock, self.handle, self.encode = path, {}, threading.Lock(), None, encode
         if path is None:
             return
         if os.path.exists(path):
@@ -72,18 +82,18 @@ class _Cache:
                 for line in handle:
                     try:
                         row = json.loads(line)
-                        self.found[row["key"]] = Hits(tuple(row["ids"]), tuple(row["scores"]) if row.get("scores") is not None else None)
+                        self.found[row["key"]] = decode(row)
                     except (ValueError, KeyError, TypeError):
-                        continue  # a line torn by a crash: that query is simply asked again
+                        continue
         directory = os.path.dirname(os.path.abspath(path))
         os.makedirs(directory, exist_ok=True)
         self.handle = open(path, "ab")
 
-    def put(self, key: str, hits: Hits) -> None:
+    def put(self, key: str, answer: Any) -> None:
         if self.handle is None:
             return
-        line = json.dumps({"key": key, "ids": list(hits.ids), "scores": None if hits.scores is None else list(hits.scores)},
-                          ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n"
+        line = json.dumps({"key": key, **self.encode(answer)}, ensure_ascii=False,
+                          separators=(",", ":")).encode("utf-8") + b"\n"
         with self.lock:
             self.handle.write(line)
             self.handle.flush()
@@ -93,7 +103,17 @@ class _Cache:
             self.handle.close()
 
 
-class _RateLimit:
+def _hits_row(hits: Hits) -> dict[str, Any]:
+    return {"ids": list(hits.ids), "scores": None if hits.scores is None else list(hits.scores)}
+
+
+def _row_hits(row: dict[str, Any]) -> Hits:
+    return Hits(tuple(row["ids"]), tuple(row["scores"]) if row.get("scores") is not None else None)
+
+
+class RateLimit:
+    """At most ``per_second`` calls a second over all threads (None: no limit)."""
+
     def __init__(self, per_second: float | None) -> None:
         self.gap = 1.0 / per_second if per_second else 0.0
         self.next = 0.0
@@ -144,9 +164,8 @@ def run_queries(
     if concurrency < 1:
         raise ValueError(f"concurrency must be at least 1, got {concurrency}")
     identity = retriever.identity()
-    store = _Cache(cache)
-    limit = _RateLimit(rate)
-    outcomes: list[Outcome | None] = [None] * len(queries)
+    store = AnswerCache(cache, _hits_row, _row_hits)
+    limit = RateLimit(rate)
 
     def one(query: Query) -> Outcome:
         key = cache_key(identity, query)
@@ -172,15 +191,23 @@ def run_queries(
             return Outcome(query, hits, None, attempt)
 
     try:
-        with ThreadPoolExecutor(max_workers=concurrency) as pool:
-            futures = {pool.submit(one, query): index for index, query in enumerate(queries)}
-            for done, future in enumerate(as_completed(futures), 1):
-                outcomes[futures[future]] = future.result()
-                if progress is not None:
-                    progress(done)
+        return in_order(one, queries, concurrency, progress)
     finally:
         store.close()
-    return [outcome for outcome in outcomes if outcome is not None]
+
+
+def in_order(call: Callable[[Any], Any], items: Sequence[Any], concurrency: int,
+             progress: Callable[[int], None] | None = None) -> list[Any]:
+    """``call`` on every item, ``concurrency`` at a time on threads; the results in the items'
+    order. ``progress(done)`` after each."""
+    results: list[Any] = [None] * len(items)
+    with ThreadPoolExecutor(max_workers=concurrency) as pool:
+        futures = {pool.submit(call, item): index for index, item in enumerate(items)}
+        for done, future in enumerate(as_completed(futures), 1):
+            results[futures[future]] = future.result()
+            if progress is not None:
+                progress(done)
+    return results
 
 
 def judged_queries(rows: Sequence[dict[str, Any]], grades: dict[str, Any], need_text: bool) -> dict[str, str]:

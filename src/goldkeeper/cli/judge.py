@@ -1,0 +1,88 @@
+"""``judge``: an LLM judge grades the queued labels' candidates first (spec/judge.md)."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from typing import Annotated, Optional
+
+import typer
+
+from goldkeeper.cli.app import FormatOption, OutputFormat, QuietOption, app, emit_json, positive, progress
+from goldkeeper.errors import EXIT_FAILED, EXIT_OK, UsageError
+from goldkeeper.models.records import MAX_RELEVANCE
+
+
+@app.command()
+def judge(
+    queue: Annotated[str, typer.Argument(help="The re-judgment queue (JSONL: drift --queue, or queue/<suite>/ on storage).")],
+    base_url: Annotated[str, typer.Option("--base-url", help="An OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1 (vLLM, Ollama, llama.cpp's server, a hosted API).")],
+    model: Annotated[str, typer.Option("--model", help="The model's name, as the endpoint knows it.")],
+    out: Annotated[str, typer.Option("--out", "-o", help="Answers JSONL: one line per graded candidate, labeled_by synthetic:<model>.")],
+    api_key_env: Annotated[Optional[str], typer.Option("--api-key-env", help="The environment variable that holds the API key (sent as a bearer token).")] = None,
+    prompt: Annotated[Optional[str], typer.Option("--prompt", help="A prompt template ({query}, {text}, {top}, {scale}; a '---' line ends the system part). Default: spec/judge.md's.")] = None,
+    max_grade: Annotated[int, typer.Option("--max-grade", min=1, max=MAX_RELEVANCE, help="The top of the scale the judge grades on.")] = 1,
+    concurrency: Annotated[int, typer.Option("--concurrency", min=1, help="Calls in flight.")] = 16,
+    timeout: Annotated[float, typer.Option("--timeout", callback=positive, help="Seconds per call.")] = 60.0,
+    retries: Annotated[int, typer.Option("--retries", min=0, help="Retries of a transient failure (timeout, 429, 5xx), with backoff.")] = 3,
+    rate: Annotated[Optional[float], typer.Option("--rate", callback=positive, help="At most this many calls per second.")] = None,
+    cache: Annotated[Optional[str], typer.Option("--cache", help="Answer cache (JSONL); a rerun asks nothing asked before. Default OUT.cache.jsonl.")] = None,
+    errors: Annotated[Optional[str], typer.Option("--errors", help="Where the pairs that got no grade go, with why. Default OUT.errors.jsonl.")] = None,
+    now: Annotated[Optional[str], typer.Option("--now", help="labeled_at of the answers (ISO 8601); else SOURCE_DATE_EPOCH; else now.")] = None,
+    output: FormatOption = OutputFormat.text,
+    quiet: QuietOption = False,
+) -> None:
+    """Ask an LLM judge to grade every candidate of every queued label. A refusal, a malformed
+    or out-of-scale answer, a timeout or an HTTP error is an error for its pair, which stays for
+    people; never a grade. Exit 0 when at least one pair was graded (or none was asked), else 1."""
+    from goldkeeper.cli.scoring import report_time
+    from goldkeeper.core.judge import DEFAULT_PROMPT, prompt_sha
+    from goldkeeper.io.files import decode_utf8, read_bytes, source_name, write_bytes_atomic
+    from goldkeeper.io.judge import ChatJudge, judge_pairs, queue_pairs
+    from goldkeeper.io.storage import read_queue
+
+    template = DEFAULT_PROMPT if prompt is None else decode_utf8(read_bytes(prompt), source_name(prompt))
+    for needed in ("{query}", "{text}"):
+        if needed not in template:
+            raise UsageError(f"--prompt: the template must hold {needed}")
+    labeled_at = report_time(now)
+    pairs = queue_pairs(read_queue(queue))
+    client = ChatJudge(base_url, model, api_key_env=api_key_env, timeout=timeout, concurrency=concurrency)
+    started = time.monotonic()
+    try:
+        with progress("judging", len(pairs), quiet=quiet or output is OutputFormat.json) as advance:
+            judged = judge_pairs(client, pairs, template, max_grade, concurrency=concurrency, retries=retries,
+                                 rate=rate, cache=cache or f"{out}.cache.jsonl", progress=advance)
+    finally:
+        client.close()
+    seconds = time.monotonic() - started
+    named = prompt_sha(template)
+    answers = [{"item_id": j.pair.item_id, "chunk_id": j.pair.chunk_id, "relevance": j.grade,
+                "labeled_by": f"synthetic:{model}", "labeled_at": labeled_at, "prompt_sha": named}
+               for j in judged if j.grade is not None]
+    failed = [{"item_id": j.pair.item_id, "chunk_id": j.pair.chunk_id, "kind": j.kind, "error": j.error}
+              for j in judged if j.grade is None]
+    write_bytes_atomic(out, "".join(json.dumps(a, ensure_ascii=False) + "\n" for a in answers).encode("utf-8"))
+    write_bytes_atomic(errors or f"{out}.errors.jsonl",
+                       "".join(json.dumps(f, ensure_ascii=False) + "\n" for f in failed).encode("utf-8"))
+    kinds: dict[str, int] = {}
+    for entry in failed:
+        kinds[entry["kind"]] = kinds.get(entry["kind"], 0) + 1
+    summary = {"pairs": len(pairs), "graded": len(answers), "errors": len(failed), "error_kinds": kinds,
+               "calls": sum(j.attempts for j in judged), "cached": sum(j.cached for j in judged),
+               "prompt_tokens": sum(j.tokens.get("prompt_tokens", 0) for j in judged),
+               "completion_tokens": sum(j.tokens.get("completion_tokens", 0) for j in judged),
+               "seconds": round(seconds, 3), "model": model, "prompt_sha": named, "out": out}
+    if output is OutputFormat.json:
+        emit_json(summary)
+    else:
+        why = ", ".join(f"{n} {kind}" for kind, n in sorted(kinds.items()))
+        sys.stdout.write(
+            f"graded {summary['graded']} of {summary['pairs']} candidate(s) with {model} ({named}) in {seconds:.1f} s: "
+            f"{summary['calls']} call(s), {summary['cached']} from the cache, {summary['prompt_tokens']} prompt and "
+            f"{summary['completion_tokens']} completion tokens\n"
+            + (f"{summary['errors']} got no grade ({why}) and stay for people: {errors or out + '.errors.jsonl'}\n"
+               if failed else "")
+            + f"answers in {out}\n")
+    raise typer.Exit(EXIT_OK if answers or not pairs else EXIT_FAILED)

@@ -1,0 +1,183 @@
+"""Ask an OpenAI-compatible chat-completions endpoint (vLLM, Ollama, llama.cpp's server, hosted
+APIs) to grade each queued label's candidates, through the eval client's machinery: bounded
+concurrency, a rate limit, retries with backoff on transient failures (honouring
+``Retry-After``), and an answer cache that makes a rerun ask nothing it asked before.
+
+Every failure is an error for its pair, never a grade: an HTTP error, a timeout, a refusal, a
+malformed or out-of-scale answer (``core.judge.parse_grade``). The pair stays for people.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import time
+import urllib.parse
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from goldkeeper.core.judge import JudgeAnswerError, messages, parse_grade, prompt_sha
+from goldkeeper.errors import UsageError
+from goldkeeper.io.retrieval import MAX_RETRY_AFTER, AnswerCache, RateLimit, in_order, retry_delay
+from goldkeeper.io.retrievers import retry_after_seconds
+
+__all__ = ["ChatJudge", "JudgeCallError", "Judged", "Pair", "judge_pairs", "queue_pairs"]
+
+
+class JudgeCallError(Exception):
+    """A call that brought no answer: ``kind`` is ``http``, ``timeout`` or ``network``."""
+
+    def __init__(self, kind: str, message: str, *, transient: bool, retry_after: float | None = None) -> None:
+        super().__init__(message)
+        self.kind, self.transient, self.retry_after = kind, transient, retry_after
+
+
+@dataclass(frozen=True)
+class Pair:
+    """One candidate of one queued label: what the judge grades."""
+
+    item_id: str
+    chunk_id: str
+    query: str
+    text: str
+
+
+@dataclass(frozen=True)
+class Judged:
+    """What the judge made of a pair: a grade, or the kind and words of its error."""
+
+    pair: Pair
+    grade: int | None
+    error: str | None = None
+    kind: str | None = None
+    attempts: int = 0
+    cached: bool = False
+    tokens: dict[str, int] = field(default_factory=dict)
+
+
+class ChatJudge:
+    """One model behind one endpoint (``base_url`` as the OpenAI clients take it, e.g.
+    ``http://127.0.0.1:8000/v1``), asked at temperature 0. ``api_key_env`` names the
+    environment variable holding the key (sent as ``Authorization: Bearer``; never logged,
+    never in answers or caches). ``json_mode`` asks for ``response_format`` ``json_object``;
+    an endpoint that refuses the field (HTTP 400 or 422 naming it) is asked again without it,
+    and from then on. httpx's client keeps the connections alive between calls."""
+
+    def __init__(self, base_url: str, model: str, *, api_key_env: str | None = None, timeout: float = 60.0,
+                 json_mode: bool = True, concurrency: int = 16) -> None:
+        import httpx
+
+        parts = urllib.parse.urlsplit(base_url)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise UsageError(f"--base-url: an http:// or https:// URL, got {base_url}")
+        if not model.strip():
+            raise UsageError("--model: the model's name, as the endpoint knows it")
+        headers = {"Accept": "application/json", "User-Agent": "goldkeeper"}
+        if api_key_env is not None:
+            key = os.environ.get(api_key_env)
+            if not key:
+                raise UsageError(f"--api-key-env {api_key_env}: the environment variable is not set")
+            headers["Authorization"] = f"Bearer {key}"
+        self.base_url, self.model, self.json_mode = base_url.rstrip("/"), model, json_mode
+        self.client = httpx.Client(timeout=timeout, headers=headers, follow_redirects=False,
+                                   limits=httpx.Limits(max_connections=concurrency,
+                                                       max_keepalive_connections=concurrency))
+
+    def identity(self) -> dict[str, Any]:
+        return {"base_url": self.base_url, "model": self.model}
+
+    def ask(self, chat: list[dict[str, str]]) -> dict[str, Any]:
+        """The endpoint's response to ``chat``, as JSON; ``JudgeCallError`` when there is none."""
+        import httpx
+
+        body: dict[str, Any] = {"model": self.model, "messages": chat, "temperature": 0}
+        if self.json_mode:
+            body["response_format"] = {"type": "json_object"}
+        try:
+            response = self.client.post(f"{self.base_url}/chat/completions", json=body)
+        except httpx.TimeoutException:
+            raise JudgeCallError("timeout", "no answer within the timeout", transient=True) from None
+        except httpx.HTTPError as error:  # the type only: a URL may carry a secret
+            raise JudgeCallError("network", type(error).__name__, transient=True) from None
+        status = response.status_code
+        if status in (400, 422) and self.json_mode and "response_format" in response.text:
+            self.json_mode = False  # an endpoint without JSON mode: the prompt asks for JSON anyway
+            return self.ask(chat)
+        if status >= 400:
+            transient = status == 429 or status >= 500
+            wait = retry_after_seconds(response.headers.get("retry-after"), time.time()) if transient else None
+            raise JudgeCallError("http", f"HTTP {status}", transient=transient, retry_after=wait)
+        if not 200 <= status < 300:
+            raise JudgeCallError("http", f"HTTP {status}, which goldkeeper does not follow", transient=False)
+        try:
+            return response.json()
+        except ValueError:
+            raise JudgeCallError("http", "the response is not JSON", transient=False) from None
+
+    def close(self) -> None:
+        self.client.close()
+
+
+def queue_pairs(items: Iterable[Mapping[str, Any]]) -> list[Pair]:
+    """Every candidate of every queued item, as pairs to grade (an item without a query text or
+    without candidates has none: it waits for people)."""
+    pairs = []
+    for item in items:
+        query = item.get("query")
+        for candidate in item.get("candidates") or []:
+            if query and candidate.get("text"):
+                pairs.append(Pair(item["item_id"], candidate["chunk_id"], query, candidate["text"]))
+    return pairs
+
+
+def _key(identity: dict[str, Any], prompt: str, top: int, pair: Pair) -> str:
+    blob = json.dumps([identity, prompt_sha(prompt), top, pair.query, pair.text], sort_keys=True, ensure_ascii=False)
+    return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+
+def judge_pairs(judge: ChatJudge, pairs: Sequence[Pair], prompt: str, top: int, *, concurrency: int = 16,
+                retries: int = 3, backoff: float = 0.5, rate: float | None = None, cache: str | None = None,
+                progress: Callable[[int], None] | None = None, sleep: Callable[[float], None] = time.sleep,
+                ) -> list[Judged]:
+    """Each pair's grade or error, in the order given (see the module docstring)."""
+    if concurrency < 1:
+        raise ValueError(f"concurrency must be at least 1, got {concurrency}")
+    identity = judge.identity()
+    store = AnswerCache(cache, lambda grade: {"grade": grade}, lambda row: int(row["grade"]))
+    limit = RateLimit(rate)
+
+    def one(pair: Pair) -> Judged:
+        key = _key(identity, prompt, top, pair)
+        if key in store.found:
+            return Judged(pair, store.found[key], cached=True)
+        chat = messages(prompt, pair.query, pair.text, top)
+        attempt = 0
+        while True:
+            attempt += 1
+            limit.wait()
+            try:
+                payload = judge.ask(chat)
+                grade = parse_grade(payload, top)
+            except JudgeCallError as error:
+                if error.transient and attempt <= retries:
+                    delay = retry_delay(attempt, backoff, error.retry_after)
+                    if delay is not None:
+                        sleep(delay)
+                        continue
+                    return Judged(pair, None, f"{error}; the endpoint asked to wait {error.retry_after:.0f} s, more "
+                                              f"than goldkeeper waits ({MAX_RETRY_AFTER:.0f} s)", error.kind, attempt)
+                return Judged(pair, None, str(error), error.kind, attempt)
+            except JudgeAnswerError as error:  # the same question gets the same answer: not retried
+                return Judged(pair, None, str(error), error.kind, attempt)
+            store.put(key, grade)
+            usage = payload.get("usage") if isinstance(payload, dict) else None
+            tokens = {name: usage[name] for name in ("prompt_tokens", "completion_tokens")
+                      if isinstance(usage, dict) and type(usage.get(name)) is int}
+            return Judged(pair, grade, attempts=attempt, tokens=tokens)
+
+    try:
+        return in_order(one, pairs, concurrency, progress)
+    finally:
+        store.close()
