@@ -163,33 +163,24 @@ def queue_apply(
 
 def _apply(judgments: str, queue: str, answers: str, corpus: str, out: str | None) -> None:
     from goldkeeper.core.jsonl import decode_jsonl
-    from goldkeeper.core.judgments import dump_judgments
+    from goldkeeper.core.judgments import dump_rows
     from goldkeeper.core.rejudge import Waiting, apply_answers, check_answers, pending_items
     from goldkeeper.io.files import iter_lines, write_bytes_atomic
     from goldkeeper.io.loading import load_label_rows
     from goldkeeper.io.snapshots import open_corpus
-    from goldkeeper.models.judgment import Judgment
+    from goldkeeper.io.storage import read_queue
 
     rows, judgments_sha = load_label_rows(judgments, "jsonl")
-    items: dict[str, dict[str, Any]] = {}
-    queue_source = source_name(queue)
-    for line, item in decode_jsonl(iter_lines(queue), queue_source, allow_empty=True):
-        if not isinstance(item, dict) or not isinstance(item.get("item_id"), str):
-            from goldkeeper.errors import InputError, describe_value
-
-            raise InputError(queue_source, "a queue item has an item_id", line=line, field="item_id",
-                             found=describe_value(item.get("item_id") if isinstance(item, dict) else item))
-        items[item["item_id"]] = item
+    items = {item["item_id"]: item for item in read_queue(queue)}
     snapshot = open_corpus(corpus)
     answer_source = source_name(answers)
     answer_rows = list(decode_jsonl(iter_lines(answers), answer_source, allow_empty=True))
     wanted = {a.get("chunk_id") for _, a in answer_rows if isinstance(a, dict)}
     live = {chunk.chunk_id: chunk for chunk in snapshot if chunk.chunk_id in wanted}
     by_item = check_answers(answer_rows, items, live, answer_source)
-    applied = apply_answers([Judgment.model_construct(**row) for row in rows], by_item, items, live,
-                            snapshot.corpus_fingerprint, answer_source)
+    applied = apply_answers(rows, by_item, items, live, snapshot.corpus_fingerprint, answer_source)
     if applied.replaced or applied.removed or out:
-        write_bytes_atomic(out or judgments, dump_judgments(applied.judgments).encode("utf-8"),
+        write_bytes_atomic(out or judgments, b"".join(dump_rows(applied.judgments)),
                            unchanged=None if out else judgments_sha)
     sys.stdout.write(f"{applied.replaced} label(s) re-judged, {applied.removed} removed (answered none), "
                      f"{applied.already_applied} answer(s) already applied; now "

@@ -208,10 +208,11 @@ def _demo_rejudgment(root: str, suite: str, outcome: dict[str, Any], example: An
     evaluated again on it, so every suite's trend has a judgments change to attribute. Once
     applied, nothing is done again."""
     from goldkeeper.core.jsonl import decode_jsonl
-    from goldkeeper.core.judgments import dump_judgments, parse_judgments
+    from goldkeeper.core.judgments import dump_rows
     from goldkeeper.core.rejudge import Waiting, apply_answers, check_answers, pending_items
     from goldkeeper.flows.clock import now
     from goldkeeper.flows.evaluate import evaluate, outcome_of
+    from goldkeeper.io.loading import judgment_rows_of
     from goldkeeper.io.snapshots import open_corpus
     from goldkeeper.io.storage import (
         current_judgments_url,
@@ -233,11 +234,11 @@ def _demo_rejudgment(root: str, suite: str, outcome: dict[str, Any], example: An
     snapshot = open_corpus(outcome["corpus_url"])
     wanted = {a["chunk_id"] for _, a in answers}
     live = {chunk.chunk_id: chunk for chunk in snapshot if chunk.chunk_id in wanted}
-    applied = apply_answers(parse_judgments(data), check_answers(answers, items, live, source), items, live,
-                            snapshot.corpus_fingerprint, source)
+    applied = apply_answers(judgment_rows_of(data, "judgments"), check_answers(answers, items, live, source), items,
+                            live, snapshot.corpus_fingerprint, source)
     if not (applied.replaced or applied.removed):
         return None
-    write_judgments_version(root, suite, dump_judgments(applied.judgments).encode("utf-8"), sha)
+    write_judgments_version(root, suite, b"".join(dump_rows(applied.judgments)), sha)
     evaluations = {}
     stamp = now()
     for run_url in runs:

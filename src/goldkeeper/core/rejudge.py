@@ -21,10 +21,11 @@ from difflib import SequenceMatcher
 from typing import Any
 
 from goldkeeper.core.drift import LiveChunk, queue_item_id
+from goldkeeper.core.judgments import check_row
 from goldkeeper.core.validation import is_iso8601
 from goldkeeper.errors import InputError, describe_value
 from goldkeeper.models.judgment import Judgment
-from goldkeeper.models.records import MAX_RELEVANCE, QUEUE_ANSWER, FieldSpec
+from goldkeeper.models.records import MAX_RELEVANCE, QUEUE_ANSWER, FieldSpec, canonical_judgment
 
 __all__ = ["AppliedAnswers", "Waiting", "apply_answers", "check_answers", "grade_answers", "overlap", "pending_items",
            "reviewer_problem", "walked"]
@@ -87,7 +88,9 @@ def reviewer_problem(name: str) -> str | None:
 
 @dataclass
 class AppliedAnswers:
-    judgments: list[Judgment]
+    #: The judgments after the answers, as canonical label rows (``core.judgments.dump_rows``
+    #: writes them).
+    judgments: list[dict[str, Any]]
     replaced: int
     removed: int
     already_applied: int
@@ -151,47 +154,55 @@ def _origin(row: Mapping[str, Any]) -> str:
     return queue_item_id(row)
 
 
+def _label(judgment: Judgment | Mapping[str, Any]) -> dict[str, Any]:
+    """A label as a canonical row (``records.canonical_judgment``): a row as it is, reordered;
+    a ``Judgment`` (the API's model) by its fields."""
+    if isinstance(judgment, Mapping):
+        return canonical_judgment(judgment)
+    return judgment.canonical_dict()
+
+
 def apply_answers(
-    judgments: Iterable[Judgment], answers: Mapping[str, list[tuple[int, dict[str, Any]]]],
+    judgments: Iterable[Judgment | Mapping[str, Any]], answers: Mapping[str, list[tuple[int, dict[str, Any]]]],
     queue: Mapping[str, Mapping[str, Any]], live: Mapping[str, LiveChunk], corpus_fingerprint: str | None,
     source: str = "answers",
 ) -> AppliedAnswers:
-    """The judgments with the answered items' labels replaced (see the module docstring)."""
-    labels = list(judgments)
-    done = {row.extra["rejudged_from"].get("item_id") for row in labels
-            if isinstance(row.extra.get("rejudged_from"), dict)}
-    taken = {(row.query_id, row.chunk_id) for row in labels}
+    """The judgments (checked label rows; ``Judgment`` models are taken too) with the answered
+    items' labels replaced (see the module docstring), as canonical rows."""
+    labels = [_label(judgment) for judgment in judgments]
+    done = {row["rejudged_from"].get("item_id") for row in labels if isinstance(row.get("rejudged_from"), dict)}
+    taken = {(row["query_id"], row.get("chunk_id")) for row in labels}
     answered: dict[tuple[str, str], int] = {}  # (query, chunk) -> the answer's line
-    out: list[Judgment] = []
+    out: list[dict[str, Any]] = []
     replaced = removed = 0
     found: set[str] = set()
     for label in labels:
-        item_id = _origin(label.__dict__ | label.extra)
+        item_id = _origin(label)
         given = answers.get(item_id)
         if not given or item_id in done:
             out.append(label)
             continue
         found.add(item_id)
-        before = {"item_id": item_id, "status": queue[item_id].get("status"), "relevance": label.relevance}
+        before = {"item_id": item_id, "status": queue[item_id].get("status"), "relevance": label["relevance"]}
         for name in ("chunk_id", "labeled_by", "labeled_at"):
-            if getattr(label, name) is not None:
-                before[name] = getattr(label, name)
+            if label.get(name) is not None:
+                before[name] = label[name]
         if given[0][1]["chunk_id"] == NONE:
             removed += 1
             continue
         replaced += 1
         for line, answer in given:
             chunk = live[answer["chunk_id"]]
-            pair = (label.query_id, chunk.chunk_id)
+            pair = (label["query_id"], chunk.chunk_id)
             if pair in answered:
-                raise InputError(source, f"query {label.query_id} is given this chunk by two answers (the other on "
-                                 f"line {answered[pair]}); a query has one label per chunk", line=line,
+                raise InputError(source, f"query {label['query_id']} is given this chunk by two answers (the other "
+                                 f"on line {answered[pair]}); a query has one label per chunk", line=line,
                                  field="chunk_id", found=chunk.chunk_id)
-            if pair in taken and chunk.chunk_id != label.chunk_id:
-                raise InputError(source, f"query {label.query_id} already has another label on this chunk; "
+            if pair in taken and chunk.chunk_id != label.get("chunk_id"):
+                raise InputError(source, f"query {label['query_id']} already has another label on this chunk; "
                                  "answer that label's item instead", line=line, field="chunk_id", found=chunk.chunk_id)
             answered[pair] = line
-            values = label.canonical_dict()
+            values = dict(label)
             values.pop("reanchored_from", None)
             values.update(chunk_id=chunk.chunk_id, doc_uri=chunk.doc_uri, relevance=answer["relevance"],
                           labeled_by=answer["labeled_by"], labeled_at=answer["labeled_at"], rejudged_from=before)
@@ -202,20 +213,21 @@ def apply_answers(
                 values["chunk_text"] = chunk.text
             if corpus_fingerprint is not None:
                 values["corpus_fingerprint"] = corpus_fingerprint
-            out.append(Judgment.model_validate(values))
+            out.append(canonical_judgment(check_row(values, source, line)))
     already = sum(1 for item_id in answers if item_id not in found)
     return AppliedAnswers(out, replaced, removed, already, len(queue) - len(answers))
 
 
-def pending_items(queue: Iterable[Mapping[str, Any]], judgments: Iterable[Judgment]) -> list[dict[str, Any]]:
+def pending_items(queue: Iterable[Mapping[str, Any]], judgments: Iterable[Judgment | Mapping[str, Any]]
+                  ) -> list[dict[str, Any]]:
     """The queue's items still waiting for a person, in queue order: those whose label is
     still in the judgments and was not re-judged. An answered item (re-judged, or removed by
     "none") is never pending again."""
     present: set[str] = set()
     answered: set[str] = set()
-    for label in judgments:
-        present.add(_origin(label.__dict__ | label.extra))
-        before = label.extra.get("rejudged_from")
+    for label in map(_label, judgments):
+        present.add(_origin(label))
+        before = label.get("rejudged_from")
         if isinstance(before, dict) and isinstance(before.get("item_id"), str):
             answered.add(before["item_id"])
     return [dict(item) for item in queue if item["item_id"] in present and item["item_id"] not in answered]

@@ -37,7 +37,7 @@ from prefect.flow_runs import pause_flow_run, suspend_flow_run
 from prefect.input import RunInput
 from pydantic import Field, create_model
 
-from goldkeeper.core.judgments import dump_judgments, parse_judgments
+from goldkeeper.core.judgments import dump_rows
 from goldkeeper.core.rejudge import (
     AppliedAnswers,
     Waiting,
@@ -60,6 +60,7 @@ from goldkeeper.flows.clock import now
 from goldkeeper.flows.faults import step, storage_root
 from goldkeeper.flows.lifecycle import evaluate_suite, read_suite_config
 from goldkeeper.flows.signals import signal
+from goldkeeper.io.loading import judgment_rows_of
 from goldkeeper.io.snapshots import open_corpus
 from goldkeeper.io.storage import (
     current_judgments_url,
@@ -272,7 +273,7 @@ def rejudge(
     while True:
         queue_url, queued = read_queue(storage_url, suite)
         data, sha = read_judgments(storage_url, suite)
-        labels = parse_judgments(data, current_judgments_url(storage_url, suite))
+        labels = judgment_rows_of(data, current_judgments_url(storage_url, suite))
         pending = pending_items(queued, labels)
         show_queue(suite, pending, queue_url)
         done["left"], left = len(pending), pending
@@ -280,7 +281,7 @@ def rejudge(
             print(f"{suite}: nothing waits for a person in {queue_url}")
             break
         items = pending[:batch]
-        grades = config.max_grade if config else max(1, max(label.relevance for label in labels))
+        grades = config.max_grade if config else max(1, max(label["relevance"] for label in labels))
         key = "answers-" + hashlib.sha256("\n".join(i["item_id"] for i in items).encode()).hexdigest()[:16]
         print(f"{suite}: waiting for answers on {len(items)} item(s); {Waiting.of(pending)}, in {queue_url}")
         answers, rows, skipped = ask(suite, items, Waiting.of(pending), grades, key, reviewer, timeout, poll_interval)
@@ -325,5 +326,5 @@ def _apply(storage_url: str, suite: str, corpus_url: str, labels, sha: str, item
                             fingerprint)
     version = None
     if applied.replaced or applied.removed:
-        version, _ = write_version(storage_url, suite, dump_judgments(applied.judgments).encode("utf-8"), sha)
+        version, _ = write_version(storage_url, suite, b"".join(dump_rows(applied.judgments)), sha)
     return {"replaced": applied.replaced, "removed": applied.removed, "version": version, "answers": kept}
