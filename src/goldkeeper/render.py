@@ -181,7 +181,7 @@ def print_report(report, console: Console | None = None, *, per_query: bool = Fa
         console.print(table)
     else:
         console.print(Text("no metric was computed", style="dim"))
-    for line in measurement_lines(document):
+    for line in [*measurement_lines(document), *judge_audit_lines(document)]:
         console.print(line)
     if document.get("per_stratum"):
         columns = _strata_columns(document)
@@ -259,7 +259,7 @@ def report_markdown(report, *, per_query: bool = False) -> str:
     spent = (document.get("retrieval") or {}).get("sequential")
     if spent:
         lines.extend([sequential_line(spent) + ".", ""])
-    summarized = measurement_lines(document)
+    summarized = [*measurement_lines(document), *judge_audit_lines(document)]
     if summarized:
         lines.extend([*(f"- {line}" for line in summarized), ""])
     if document.get("per_stratum"):
@@ -287,6 +287,25 @@ def report_markdown(report, *, per_query: bool = False) -> str:
         judgments = ((document.get("inputs") or {}).get("judgments") or {}).get("url")
         lines.extend(["", resolution_line(scored, judgments)])
     return "\n".join(lines).rstrip("\n") + "\n"
+
+
+def judge_audit_lines(document: dict[str, Any]) -> list[str]:
+    """What people's audit of the judge says (``score --audit``): the sample and the kappa, and
+    the judge's bias on each gated metric (the first metric when none is gated), in words."""
+    from goldkeeper.core.trend import gated_metrics
+
+    audit = document.get("audit")
+    if not audit:
+        return []
+    kappa = "undefined" if audit["kappa"] is None else f"{audit['kappa']:.3f}"
+    line = f"People audited {audit['queries']} queries; the judge agrees with them at kappa {kappa}"
+    if audit["set_aside"]:
+        return [line + f", below the floor of {audit['floor']:g}: its labels are set aside."]
+    estimates = audit["estimates"]
+    shown = [m for m in gated_metrics([g["expression"] for g in document["verdict"].get("gates") or []])
+             if m in estimates] or list(estimates)[:1]
+    return [line + " (PPI++ estimates, judge on every query, people on the sample).",
+            *(f"{metric}: {estimates[metric]['statement']}" for metric in shown)]
 
 
 def resolution_line(n: int, judgments: str | None = None) -> str:

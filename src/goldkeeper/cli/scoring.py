@@ -178,7 +178,8 @@ def run_score(*, judgments: str, run: str, k: list[str], threshold: int, gate: l
               corpus: str | None, report: str | None, judgments_format: LabelsFormat | None, run_format: str | None,
               now: str | None, intervals: bool, confidence: float, resamples: int, seed: int,
               output: ScoreFormat, per_query: bool = False, quiet: bool = False,
-              measurement: list[str] | None = None) -> int:
+              measurement: list[str] | None = None, audit: str | None = None,
+              kappa_floor: float | None = None) -> int:
     """Score a run against judgments, decide the gates, write the report: the exit code
     (0 PASS, 1 FAIL or INDETERMINATE); bad input raises."""
     from goldkeeper.core.evaluation import Settings, evaluate
@@ -189,6 +190,10 @@ def run_score(*, judgments: str, run: str, k: list[str], threshold: int, gate: l
         raise UsageError(f"--threshold: must be an integer >= 1, got {threshold}")
     if judgments == "-" and run == "-":
         raise UsageError("--judgments and --run cannot both read stdin")
+    if kappa_floor is not None and not audit:
+        raise UsageError("--kappa-floor: applies to an --audit of the judge's labels")
+    if audit and "-" in (judgments, run):
+        raise UsageError("--audit: reads --judgments and --run twice, so neither can be stdin")
     gates, ks = gates_and_cutoffs(gate, k)
     generated = report_time(now)
     settings = Settings(tuple(ks), threshold, tuple(gates), bootstrap_spec(intervals, confidence, resamples, seed))
@@ -211,10 +216,15 @@ def run_score(*, judgments: str, run: str, k: list[str], threshold: int, gate: l
         inputs["baseline"] = {"url": baseline}
     if corpus:
         inputs["corpus"] = {"url": corpus}
+    labels, scored = read.qrels, read.run
+    audited = None
+    if audit:
+        labels, scored, audited = _audit(judgments, run, run_format, audit, ks, threshold, kappa_floor)
+        inputs["audit"] = {"url": audit}
     # The report stays JSON values (no pydantic) unless a renderer wants the model.
-    built = evaluate(read.qrels, read.run, read.validation, settings, generated_at=generated, baseline=previous,
+    built = evaluate(labels, scored, read.validation, settings, generated_at=generated, baseline=previous,
                      inputs=inputs, drift=drift_counts_found, corpus=corpus_info,
-                     measurements=summarized(measurement or [], confidence))
+                     measurements=summarized(measurement or [], confidence), audit=audited)
     if report or output is ScoreFormat.json:
         document = report_bytes(built)
         if report:
@@ -235,6 +245,29 @@ def run_score(*, judgments: str, run: str, k: list[str], threshold: int, gate: l
 
         print_report(built, per_query=per_query)
     return EXIT_OK if built["verdict"]["status"] == "PASS" else EXIT_FAILED
+
+
+def _audit(judgments: str, run: str, run_format: str | None, audit: str, ks: list[int], threshold: int,
+           floor: float | None) -> tuple[Any, Any, Any]:
+    """The labels, the run and the ``Audit`` for ``score --audit``: people's labels on a sample
+    of the queries (a judgments file of human: labels), beside the judge's in the judgments."""
+    from goldkeeper.core.agreement import agreement
+    from goldkeeper.core.evaluation import Audit, audited_labels
+    from goldkeeper.core.scoring import build_qrels
+    from goldkeeper.io.loading import load_label_rows, load_run_prefixes
+
+    rows, _ = load_label_rows(judgments)
+    people, _ = load_label_rows(audit)
+    source = source_name(audit)
+    for row in people:
+        if not str(row.get("labeled_by") or "").startswith("human:"):
+            raise UsageError(f"--audit: {source} holds people's labels only (labeled_by human:<name>); query "
+                             f"{row['query_id']} has labeled_by '{row.get('labeled_by') or ''}'")
+    audited = {row["query_id"] for row in people}
+    judged = agreement([*(r for r in rows if r["query_id"] in audited), *people], threshold)
+    heads, _ = load_run_prefixes(run, run_format, max(ks))
+    return build_qrels(rows), heads, Audit(audited_labels(rows, people), judged.get("kappa"), floor,
+                                           f"{len(audited)} audited queries ({source})")
 
 
 @app.command(context_settings=THRESHOLD_FLAGS)
@@ -260,6 +293,8 @@ def score(
     per_query: Annotated[bool, typer.Option("--per-query", help="Text and markdown: each query's values too.")] = False,
     gate_policy: Annotated[Optional[GatePolicy], typer.Option("--gate-policy", help=POLICY_HELP)] = None,
     measurement: Annotated[list[str], typer.Option("--measurement", help="NAME=SAMPLES: a summarized metric (repeated samples, e.g. a judge's scores: a JSON array or one number a line), reported and gateable as NAME:ci-lower:0.8. Repeatable.")] = [],  # noqa: B006
+    audit: Annotated[Optional[str], typer.Option("--audit", help="People's labels (human:) on a sample of the queries the judge labelled: each metric becomes its PPI++ estimate, which the gates read.")] = None,
+    kappa_floor: Annotated[Optional[float], typer.Option("--kappa-floor", callback=finite, help="With --audit: below this kappa (judge against people) the judge is set aside: INDETERMINATE.")] = None,
     quiet: QuietOption = False,
 ) -> None:
     """Score a run against judgments and decide the gates. Exit 0 PASS, 1 FAIL or INDETERMINATE.

@@ -24,7 +24,7 @@ from goldkeeper.core.validation import ValidationResult
 if TYPE_CHECKING:
     from goldkeeper.core.intervals import BootstrapSpec
 
-__all__ = ["Retrieval", "Settings", "evaluate"]
+__all__ = ["Audit", "Retrieval", "Settings", "audited_labels", "evaluate"]
 
 
 def _spec(*settings: Any) -> BootstrapSpec:
@@ -52,6 +52,33 @@ class Settings:
 
 
 
+@dataclass(frozen=True)
+class Audit:
+    """People's labels on a sample of the queries, beside a judge's on all of them (issue 41):
+    ``people`` is every label of the audited queries as people gave them (``audited_labels``),
+    ``kappa`` the judge's agreement with them on the pairs both labelled (``core.agreement``),
+    ``floor`` the least kappa at which the judge's labels are used, ``rule`` how the sample was
+    sized. The report's metrics become PPI++ estimates (the judge on every query, people on
+    the sample), and gates read their intervals; below the floor the judge is set aside and
+    the verdict is INDETERMINATE."""
+
+    people: Qrels
+    kappa: float | None = None
+    floor: float | None = None
+    rule: str | None = None
+
+
+def audited_labels(rows: Iterable[Mapping[str, Any]], audit_rows: Iterable[Mapping[str, Any]]) -> Qrels:
+    """People's labels of the audited queries (those ``audit_rows`` name): the hand labels the
+    judgments already had for them, then the audit's (a key people graded again takes their
+    grade). A judge's label people did not grade is not theirs, and is left out."""
+    audit_rows = list(audit_rows)
+    audited = {row["query_id"] for row in audit_rows}
+    kept = [row for row in rows if row["query_id"] in audited
+            and not str(row.get("labeled_by") or "").startswith("synthetic:")]
+    return build_qrels([*kept, *audit_rows])
+
+
 def evaluate(
     labels: Qrels | Iterable[Mapping[str, Any]],
     run: QueryValues | Iterable[Any],
@@ -65,9 +92,11 @@ def evaluate(
     corpus: Any = None,
     measurements: dict[str, dict[str, Any]] | None = None,
     retrieval: Retrieval | None = None,
+    audit: Audit | None = None,
 ) -> dict[str, Any]:
     """The report of one run: scored at ``settings`` (unless ``run`` is per-query values,
-    already scored), gated, with the context given, as its JSON document.
+    already scored), gated, with the context given, as its JSON document. With an ``audit``
+    (people's labels on a sample, ``Audit``), the metrics are PPI++ estimates.
 
     ``labels`` are a grouping (``build_qrels``) or checked label rows; a sequential
     ``retrieval`` scores only the queries it asked, which needs the rows."""
@@ -78,8 +107,26 @@ def evaluate(
         qrels = labels
     else:
         qrels = build_qrels(labels if asked is None else (row for row in labels if row["query_id"] in asked))
+    if audit is not None and isinstance(run, QueryValues):
+        raise ValueError("evaluate: an audit scores the run on people's labels too: pass the run, not its values")
+    if audit is not None and iter(run) is run:
+        run = list(run)  # read twice: on the labels, and on people's
     found = run if isinstance(run, QueryValues) else query_values(qrels, run, list(settings.k), settings.threshold)
     result = aggregate(qrels, found, intervals=settings.intervals)
+    audited = None if audit is None else _audited(result, audit, run, settings)
     return report_document(result, validation, generated_at=generated_at, gates=list(settings.gates),
                            baseline=baseline, drift=drift, corpus=corpus, inputs=inputs,
-                           measurements=measurements, retrieval=retrieval)
+                           measurements=measurements, retrieval=retrieval, audit=audited)
+
+
+def _audited(result: Any, audit: Audit, run: Any, settings: Settings) -> dict[str, Any]:
+    """What the report says of an audit: PPI++ estimates per metric, the sample, the kappa."""
+    from goldkeeper.core.sampling import ppi_metrics
+
+    people = aggregate(audit.people, query_values(audit.people, run, list(settings.k), settings.threshold)).per_query
+    confidence = settings.intervals.confidence if settings.intervals is not None else 0.95
+    estimates = ppi_metrics(result.per_query, people, list(result.metrics), alpha=1 - confidence)
+    set_aside = audit.floor is not None and (audit.kappa is None or audit.kappa < audit.floor)
+    return {"queries": len([q for q in result.per_query if q in people]), "rule": audit.rule, "kappa": audit.kappa,
+            "floor": audit.floor, "set_aside": set_aside, "confidence": confidence,
+            "estimates": {metric: estimate.to_dict() for metric, estimate in estimates.items()}}

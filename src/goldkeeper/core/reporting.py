@@ -148,13 +148,16 @@ def report_document(
     inputs: dict[str, Any] | None = None,
     measurements: dict[str, dict[str, Any]] | None = None,
     retrieval: Retrieval | None = None,
+    audit: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The full report as JSON values, in the order it is written (the reference schema's
     fields, then goldkeeper's). ``generated_at`` is given, not read from a clock: the core is
     pure. ``baseline``, ``drift`` and ``corpus`` are models or their JSON documents;
     ``measurements`` are summarized metrics by name (``summarize``'s, as JSON), which
     ``NAME:ci-lower:F`` gates read; ``retrieval`` (a live evaluation's figures) adds the error
-    budget's gate."""
+    budget's gate; ``audit`` (``core.evaluation``'s: PPI++ estimates from people's labels on a
+    sample) makes each metric its estimate, which the gates read, unless the judge was set aside
+    (its kappa below the floor: INDETERMINATE)."""
     drift = _plain(drift)
     status, reasons = _base_verdict(result, validation, drift)
     document: dict[str, Any] = {
@@ -196,6 +199,9 @@ def report_document(
         "validation": {"ok": validation.ok, "issues": [issue.to_dict() for issue in validation.issues]},
         "inputs": inputs or {},
     })
+    if audit is not None:
+        _apply_audit(document, audit, status, reasons)
+        status = document["verdict"]["status"]
     intervals = result.intervals
     if intervals is not None:
         document["intervals"] = {"confidence": intervals.confidence, "methods": dict(_INTERVAL_METHODS),
@@ -217,6 +223,28 @@ def build_report(result: ScoreResult, validation: ValidationResult, **settings: 
     from goldkeeper.models.report import Report
 
     return Report.model_validate(report_document(result, validation, **settings))
+
+
+def _apply_audit(document: dict[str, Any], audit: dict[str, Any], status: Status, reasons: list[str]) -> None:
+    """The audit's estimates in place of the metrics (``judge_value`` keeps the mean on the
+    judge's labels), and its section; a judge below the kappa floor changes no metric and
+    makes the verdict INDETERMINATE."""
+    kappa, floor = audit["kappa"], audit["floor"]
+    if audit["set_aside"]:
+        document["verdict"]["status"] = worse_status(status, "INDETERMINATE")
+        said = "undefined" if kappa is None else f"{kappa:.3f}"
+        reasons.append(f"the judge agrees with people at kappa {said} on the audited pairs, below the floor of "
+                       f"{floor:g}: its labels are set aside, and every queued label waits for a person")
+    else:
+        metrics = document["metrics"]
+        for metric, estimate in audit["estimates"].items():
+            if metric in metrics:
+                low, high = estimate["interval"]
+                metrics[metric] = {**metrics[metric], "value": round(estimate["estimate"], 12),
+                                   "ci": [round(low, 12), round(high, 12)], "ci_method": "ppi++",
+                                   "judge_value": metrics[metric]["value"], "deterministic": False}
+                metrics[metric].pop("ci_note", None)
+    document["audit"] = audit
 
 
 def _error_budget(document: dict[str, Any], retrieval: Retrieval) -> None:
