@@ -100,7 +100,7 @@ def test_a_merged_label_moved_by_fix_can_be_reviewed(suite):
     ({"chunk_id": "c1:00000000000000000000000000000000"}, "chunk_id", "not a live chunk"),
     ({"relevance": True}, "relevance", "integer from 0 to 1023"),
     ({"relevance": 1024}, "relevance", "integer from 0 to 1023"),
-    ({"labeled_by": "synthetic:gpt"}, "labeled_by", "human:<name>"),
+    ({"labeled_by": "robot:gpt"}, "labeled_by", "human:<name> or synthetic:<model>"),
     ({"labeled_at": "yesterday"}, "labeled_at", "ISO 8601"),
 ])
 def test_bad_answers_are_refused_with_their_line_and_nothing_is_written(suite, answer, field, words):
@@ -149,14 +149,17 @@ def test_queue_items_and_answers_fit_their_schemas(suite):
     answer = {"item_id": items[0]["item_id"], "chunk_id": new[0]["chunk_id"], "relevance": 1,
               "labeled_by": "human:bo", "labeled_at": "2026-11-29T10:00:00Z"}
     jsonschema.validate(answer, json.loads((SCHEMAS / "queue-answer.schema.json").read_text()))
+    jsonschema.validate({**answer, "labeled_by": "synthetic:x"},  # a judge's answer
+                        json.loads((SCHEMAS / "queue-answer.schema.json").read_text()))
     with pytest.raises(jsonschema.ValidationError):
-        jsonschema.validate({**answer, "labeled_by": "synthetic:x"},
+        jsonschema.validate({**answer, "labeled_by": "robot:x"},
                             json.loads((SCHEMAS / "queue-answer.schema.json").read_text()))
 
 
 @pytest.mark.parametrize(("field", "value"), [
     ("item_id", ""), ("item_id", 7), ("chunk_id", ""), ("chunk_id", None), ("relevance", -1), ("relevance", 1024),
-    ("relevance", True), ("relevance", 1.0), ("labeled_by", "synthetic:gpt"), ("labeled_by", "human:"),
+    ("relevance", True), ("relevance", 1.0), ("labeled_by", "robot:gpt"), ("labeled_by", "human:"),
+    ("labeled_by", "synthetic:"),
     ("labeled_by", None), ("labeled_at", None),
 ])
 def test_the_answer_schema_and_the_answer_check_are_one_definition(field, value):
@@ -196,3 +199,32 @@ def test_a_queue_line_that_is_no_queue_item_is_refused_with_its_line_and_field(t
     assert str(refused.value).startswith(f"{queue}:2: action: ") and "delete" in str(refused.value)
     queue.write_text(json.dumps(item) + "\n")
     assert read_queue(str(queue)) == [item]
+
+
+def test_the_judges_answers_apply_as_synthetic_labels_with_their_prompt(suite):
+    """The loop's first turn on the command line: goldkeeper judge answers the queue against
+    the stub endpoint, and queue apply merges its answers as synthetic labels that name the
+    prompt they answered."""
+    from goldkeeper.core.judge import DEFAULT_PROMPT, prompt_sha
+    from goldkeeper.examples.stub_judge import StubJudge
+
+    tmp_path, judgments, corpus, queue, items, _ = suite
+    stub = StubJudge()
+    url = stub.start()
+    try:
+        judged = run_cli("judge", str(queue), "--base-url", url, "--model", "stub-judge", "--max-grade", "2",
+                         "--out", str(tmp_path / "judge.jsonl"), "--now", "2026-12-04T00:00:00Z", cwd=tmp_path)
+    finally:
+        stub.stop()
+    assert judged.code == 0, judged.stderr
+    answers = [json.loads(line) for line in (tmp_path / "judge.jsonl").read_text().splitlines()]
+    graded_items = {a["item_id"] for a in answers}
+    result = run_cli("queue", "apply", "-j", str(judgments), "-q", str(queue), "-a", str(tmp_path / "judge.jsonl"),
+                     "-c", str(corpus), "-o", str(tmp_path / "out.jsonl"))
+    assert result.code == 0, result.stderr
+    rows = [json.loads(line) for line in (tmp_path / "out.jsonl").read_text().splitlines()]
+    synthetic = [r for r in rows if r.get("labeled_by") == "synthetic:stub-judge"]
+    assert synthetic and {r["prompt_sha"] for r in synthetic} == {prompt_sha(DEFAULT_PROMPT)}
+    assert {r["rejudged_from"]["item_id"] for r in synthetic} <= graded_items
+    assert graded_items == {i["item_id"] for i in items}  # the stub graded every candidate of every item
+    assert result.stdout.startswith("3 label(s) re-judged, 0 removed") and "now nothing waits for a person" in result.stdout

@@ -2,12 +2,14 @@
 
 An answer is one JSON object per line: ``item_id`` (from the queue), ``chunk_id`` (a live
 chunk, or ``"none"`` when no live chunk carries what was judged), ``relevance``,
-``labeled_by`` (``human:<name>``: the queue exists for people) and ``labeled_at`` (ISO 8601).
+``labeled_by`` (``human:<name>``, a person's; ``synthetic:<model>``, an LLM judge's from
+``goldkeeper judge``, with its ``prompt_sha``, which the label keeps) and ``labeled_at``
+(ISO 8601).
 Several answers may name one item, one per chunk (a SPLIT label judged piece by piece);
 ``"none"`` stands alone. Everything is checked before anything is written.
 
 The label an item came from is replaced where it stood by one label per answered chunk,
-carrying the person's relevance and provenance, the chunk's id, document, text and hash, and
+carrying the answer's relevance and provenance, the chunk's id, document, text and hash, and
 ``rejudged_from`` (the item id and what the label said before); ``"none"`` removes it. Items
 without answers leave their labels alone. Applying the same answers twice changes nothing.
 """
@@ -99,7 +101,7 @@ class AppliedAnswers:
 
 #: What a value of each kind of answer field must be, in a refusal's words.
 _KIND_MUST = {"id": "be a non-empty string", "grade": f"be an integer from 0 to {MAX_RELEVANCE}",
-              "person": "be human:<name>", "time": "be an ISO 8601 date-time"}
+              "labeler": "be human:<name> or synthetic:<model>", "time": "be an ISO 8601 date-time"}
 
 
 def _fits(spec: FieldSpec, value: Any) -> bool:
@@ -109,8 +111,8 @@ def _fits(spec: FieldSpec, value: Any) -> bool:
         return type(value) is int and 0 <= value <= MAX_RELEVANCE
     if not isinstance(value, str) or not value:
         return False
-    if spec.kind == "person":
-        return value.startswith("human:") and value != "human:"
+    if spec.kind == "labeler":
+        return value.startswith(("human:", "synthetic:")) and value not in ("human:", "synthetic:")
     return spec.kind != "time" or is_iso8601(value)
 
 
@@ -206,6 +208,9 @@ def apply_answers(
             values.pop("reanchored_from", None)
             values.update(chunk_id=chunk.chunk_id, doc_uri=chunk.doc_uri, relevance=answer["relevance"],
                           labeled_by=answer["labeled_by"], labeled_at=answer["labeled_at"], rejudged_from=before)
+            values.pop("prompt_sha", None)
+            if isinstance(answer.get("prompt_sha"), str):  # a judge's: the prompt it answered
+                values["prompt_sha"] = answer["prompt_sha"]
             sha = chunk.sha()
             if sha is not None:
                 values["text_sha"] = sha

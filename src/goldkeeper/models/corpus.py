@@ -96,8 +96,8 @@ def _answer_field(spec: FieldSpec) -> tuple[Any, Any]:
     described = {} if spec.description is None else {"description": spec.description}
     if spec.kind == "grade":
         return int, Field(ge=0, le=MAX_RELEVANCE, **described)
-    if spec.kind == "person":
-        return str, Field(pattern=r"^human:.+", **described)
+    if spec.kind == "labeler":
+        return str, Field(pattern=r"^(human|synthetic):.+", **described)
     return str, Field(min_length=1, **described)
 
 

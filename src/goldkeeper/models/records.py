@@ -27,14 +27,15 @@ class FieldSpec:
     """One field of a record. ``kind``: ``id``, a required non-empty string; ``text``, an
     optional string; ``grade``, a required integer from 0 to ``MAX_RELEVANCE``; ``count``,
     an optional integer of at least 0; ``hash``, an optional string that the fast readers
-    take only non-empty (an empty one stores nothing); ``person``, a required ``human:<name>``;
+    take only non-empty (an empty one stores nothing); ``labeler``, a required ``human:<name>``
+    or ``synthetic:<model>``;
     ``time``, a required ISO 8601 date-time. ``nfc``: an identifier compared by code point
     against runs and corpora, which must be in NFC. ``live``: kept on the chunks drift reads
     (``LIVE_CHUNK``). ``must``: what a refusal says the value must be, where the kind's own
     words say too little."""
 
     name: str
-    kind: Literal["id", "text", "grade", "count", "hash", "person", "time"]
+    kind: Literal["id", "text", "grade", "count", "hash", "labeler", "time"]
     description: str | None = None
     nfc: bool = False
     live: bool = True
@@ -89,7 +90,8 @@ LIVE_CHUNK: tuple[FieldSpec, ...] = tuple(spec for spec in CHUNK if spec.live)
 CORPUS_FINGERPRINTS: tuple[str, ...] = ("corpus_fingerprint", "chunker_fingerprint")
 
 #: One answer to a re-judgment queue item: a line of ``goldkeeper queue apply``'s answers, what
-#: the rejudge form's switches become, what the flows keep under answers/. The schema model
+#: the rejudge form's switches become (a person's), what ``goldkeeper judge`` writes (a judge's,
+#: with its prompt's ``prompt_sha``), what the flows keep under answers/. The schema model
 #: (``models.corpus.QueueAnswer``) and core's check of every answer (``core.rejudge``) are
 #: made from it; core then checks what no schema can (the item is queued, the chunk is live).
 QUEUE_ANSWER: tuple[FieldSpec, ...] = (
@@ -97,6 +99,7 @@ QUEUE_ANSWER: tuple[FieldSpec, ...] = (
     FieldSpec("chunk_id", "id", 'A live chunk, or "none" when no live chunk carries it.',
               must='be given: a live chunk id, or "none"'),
     FieldSpec("relevance", "grade", "The grade given (0: not relevant)."),
-    FieldSpec("labeled_by", "person", "The person who answered.", must="be human:<name> (answers come from people)"),
+    FieldSpec("labeled_by", "labeler", "Who answered: human:<name>, or synthetic:<model> (an LLM judge's).",
+              must="be human:<name> or synthetic:<model>"),
     FieldSpec("labeled_at", "time", "ISO 8601 date-time."),
 )
