@@ -32,6 +32,18 @@ def examples(folder: Path) -> Path:
     return folder
 
 
+def many(folder: Path) -> Path:
+    """300 judged queries and a run that answers 7 in 10 at rank 1 (many.jsonl, many-run.jsonl):
+    enough for sequential gates to stop early."""
+    folder.joinpath("many.jsonl").write_text("".join(
+        json.dumps({"query_id": f"q{i:03d}", "query": f"about q{i:03d}", "doc_uri": f"d-q{i:03d}", "relevance": 1}) + "\n"
+        for i in range(300)))
+    folder.joinpath("many-run.jsonl").write_text("".join(
+        json.dumps({"query_id": f"q{i:03d}", "ranking": [f"d-q{i:03d}" if i % 10 < 7 else "nope", "x"]}) + "\n"
+        for i in range(300)))
+    return folder
+
+
 def check(case: str, data: bytes, folder: Path | None = None) -> None:
     """``data`` (a report's bytes, with ``folder`` written as ``<tmp>``) is what it was."""
     if folder is not None:

@@ -4,13 +4,11 @@ scoring flow and eval_retriever (sequential), on a real Prefect server."""
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
 from goldkeeper.io.files import read_bytes
 from tests.flows.conftest import finished
-from tests.one_road import NOW, check, examples
+from tests.one_road import NOW, check, examples, many
 
 pytest.importorskip("prefect")
 
@@ -48,12 +46,7 @@ def test_eval_retriever_writes_the_bytes_it_wrote(prefect_server, tmp_path, monk
     from goldkeeper.flows.eval import eval_retriever
 
     monkeypatch.setenv("SOURCE_DATE_EPOCH", "1764547200")
-    (tmp_path / "many.jsonl").write_text("".join(
-        json.dumps({"query_id": f"q{i:03d}", "query": f"about q{i:03d}", "doc_uri": f"d-q{i:03d}", "relevance": 1}) + "\n"
-        for i in range(300)))
-    (tmp_path / "many-run.jsonl").write_text("".join(
-        json.dumps({"query_id": f"q{i:03d}", "ranking": [f"d-q{i:03d}" if i % 10 < 7 else "nope", "x"]}) + "\n"
-        for i in range(300)))
+    many(tmp_path)
     root = f"file://{tmp_path}/store"
     for suite, gates in (("plain", ["recall@1:0.5"]), ("sequential", ["recall@1:sequential:0.5"])):
         state = eval_retriever(suite=suite, judgments_url=str(tmp_path / "many.jsonl"), storage_url=root, k=[1],

@@ -3,23 +3,16 @@ core was made one (tests/one_road.py): score, eval on run files, sequential eval
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
 from tests.conftest import run_cli
-from tests.one_road import NOW, check, examples
+from tests.one_road import NOW, check, examples, many
 
 
 @pytest.fixture
 def folder(tmp_path):
     examples(tmp_path)
-    (tmp_path / "many.jsonl").write_text("".join(
-        json.dumps({"query_id": f"q{i:03d}", "query": f"about q{i:03d}", "doc_uri": f"d-q{i:03d}", "relevance": 1}) + "\n"
-        for i in range(300)))
-    (tmp_path / "many-run.jsonl").write_text("".join(
-        json.dumps({"query_id": f"q{i:03d}", "ranking": [f"d-q{i:03d}" if i % 10 < 7 else "nope", "x"]}) + "\n"
-        for i in range(300)))
+    many(tmp_path)
     return tmp_path
 
 
