@@ -231,6 +231,73 @@ def batch_markdown(suite: str, shown: int, waiting: Waiting, max_grade: int, pro
     return _BLOCK.join(blocks) + "\n"
 
 
+def audit_batch_markdown(suite: str, first: int, shown: int, total: int, queries: int, max_grade: int,
+                         problems: Sequence[str] = ()) -> str:
+    """What an auditor reads first: which items of the audit these are, and that every
+    candidate gets their own grade (the judge's is not shown)."""
+    blocks = []
+    if problems:
+        blocks += ["**Not saved: change what is said here, then submit again.**",
+                   *(f"- {_escaped(problem)}" for problem in problems)]
+    grades = "switch on the grade it deserves" if max_grade > 1 else "switch it on if it answers the query"
+    blocks += [f"#### Audit the judge: items {first} to {first + shown - 1} of {total} in {_escaped(suite)} "
+               f"({queries} sampled queries)",
+               f"An LLM judge graded these candidates; you grade them again without seeing its grades, and the "
+               f"scores are corrected by how far it agrees with you (PPI++). Under each candidate chunk's text, "
+               f"{grades}; a candidate left off is graded 0, not relevant. *None of these* grades every candidate "
+               "of its item 0.",
+               "Your name is recorded with each grade, as human:*your name*."]
+    return _BLOCK.join(blocks) + "\n"
+
+
+def judge_markdown(suite: str, summary: Mapping[str, Any], failed: Sequence[Mapping[str, Any]],
+                   workload: Mapping[str, int], plan: Mapping[str, Any], version: str | None,
+                   audit_url: str | None) -> str:
+    """The judge's step in words: what it was asked and answered, at what cost, what it could
+    not answer and why, the audit sample it opened, and people's workload before and after."""
+    kinds = ", ".join(f"{n} {kind}" for kind, n in sorted(summary["error_kinds"].items()))
+    lines = [f"### The judge on the queue: {_escaped(suite)}", "",
+             f"`{_escaped(summary['model'])}` (prompt `{summary['prompt_sha']}`) graded {summary['graded']} of "
+             f"{summary['pairs']} candidate(s) in {summary['seconds']:.1f} s: {summary['calls']} call(s), "
+             f"{summary['cached']} from the cache, {summary['prompt_tokens']} prompt and "
+             f"{summary['completion_tokens']} completion tokens.", ""]
+    if failed:
+        lines += [f"{summary['errors']} candidate(s) got no grade ({kinds}); their items wait for people whole.", ""]
+    lines += _table(["people's workload", "items"],
+                    [("queued after the re-index", str(workload["queued"])),
+                     ("answered by the judge", str(workload["judged"])),
+                     ("to audit (people grade the judge's work)", str(workload["audited"])),
+                     ("the judge could not answer", str(workload["queued"] - workload["judged"])),
+                     ("**for people now**", f"**{workload['for_people']}**")], [False, True])
+    lines.append("")
+    if audit_url:
+        lines += [f"The audit: {len(plan['queries'])} queries ({_escaped(plan['rule'])}; seed {plan['seed']}), every "
+                  f"one of the judge's items of them, at `{audit_url}`. Until people answer it (the "
+                  f"goldkeeper-rejudge flow asks it first) the judge's labels are unaudited and gates are "
+                  "INDETERMINATE.", ""]
+    if version:
+        lines += [f"The judge's labels (labeled_by synthetic:{_escaped(summary['model'])}) are in the judgments "
+                  f"version `{version}`.", ""]
+    return "\n".join(lines).rstrip("\n") + "\n"
+
+
+def audit_markdown(suite: str, record: Mapping[str, Any], kappa: float | None, set_aside: bool,
+                   returned: int) -> str:
+    """People's audit of the judge, done: the sample, the agreement, and what follows."""
+    said = "undefined" if kappa is None else f"{kappa:.3f}"
+    floor = record.get("kappa_floor")
+    lines = [f"### People's audit of the judge: {_escaped(suite)}", "",
+             f"People graded {len(record['items'])} item(s) of {len(record['queries'])} sampled queries "
+             f"({_escaped(record['rule'])}). The judge (`{_escaped(record['model'])}`) agrees with them at Cohen's "
+             f"kappa {said}" + (f" (floor {floor:g})." if floor is not None else "."), ""]
+    if set_aside:
+        lines.append(f"Below the floor: the judge's labels are set aside, and its {returned} item(s) go back to the "
+                     "queue for people; gates are INDETERMINATE until people answer them.")
+    else:
+        lines.append("The scores now carry PPI++ intervals: the judge on every query, people on the sample.")
+    return "\n".join(lines) + "\n"
+
+
 def item_markdown(n: int, count: int, item: Mapping[str, Any]) -> str:
     """Item ``n`` of a batch of ``count``, as the reviewer reads it before its candidates: the
     query, what kind of answer is asked, why, and the text that was judged."""

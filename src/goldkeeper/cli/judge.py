@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import sys
-import time
 from typing import Annotated, Optional
 
 import typer
@@ -37,43 +36,27 @@ def judge(
     or out-of-scale answer, a timeout or an HTTP error is an error for its pair, which stays for
     people; never a grade. Exit 0 when at least one pair was graded (or none was asked), else 1."""
     from goldkeeper.cli.scoring import report_time
-    from goldkeeper.core.judge import DEFAULT_PROMPT, prompt_sha
+    from goldkeeper.core.judge import DEFAULT_PROMPT
     from goldkeeper.io.files import decode_utf8, read_bytes, source_name, write_bytes_atomic
-    from goldkeeper.io.judge import ChatJudge, judge_pairs, queue_pairs
+    from goldkeeper.io.judge import judge_queue, queue_pairs
     from goldkeeper.io.storage import read_queue
 
     template = DEFAULT_PROMPT if prompt is None else decode_utf8(read_bytes(prompt), source_name(prompt))
     for needed in ("{query}", "{text}"):
         if needed not in template:
             raise UsageError(f"--prompt: the template must hold {needed}")
+    items = read_queue(queue)
     labeled_at = report_time(now)
-    pairs = queue_pairs(read_queue(queue))
-    client = ChatJudge(base_url, model, api_key_env=api_key_env, timeout=timeout, concurrency=concurrency)
-    started = time.monotonic()
-    try:
-        with progress("judging", len(pairs), quiet=quiet or output is OutputFormat.json) as advance:
-            judged = judge_pairs(client, pairs, template, max_grade, concurrency=concurrency, retries=retries,
-                                 rate=rate, cache=cache or f"{out}.cache.jsonl", progress=advance)
-    finally:
-        client.close()
-    seconds = time.monotonic() - started
-    named = prompt_sha(template)
-    answers = [{"item_id": j.pair.item_id, "chunk_id": j.pair.chunk_id, "relevance": j.grade,
-                "labeled_by": f"synthetic:{model}", "labeled_at": labeled_at, "prompt_sha": named}
-               for j in judged if j.grade is not None]
-    failed = [{"item_id": j.pair.item_id, "chunk_id": j.pair.chunk_id, "kind": j.kind, "error": j.error}
-              for j in judged if j.grade is None]
+    with progress("judging", len(queue_pairs(items)), quiet=quiet or output is OutputFormat.json) as advance:
+        judged = judge_queue(items, base_url=base_url, model=model, prompt=template, top=max_grade,
+                             labeled_at=labeled_at, api_key_env=api_key_env, concurrency=concurrency,
+                             timeout=timeout, retries=retries, rate=rate, cache=cache or f"{out}.cache.jsonl",
+                             progress=advance)
+    answers, failed, summary = judged["answers"], judged["failed"], {**judged["summary"], "out": out}
     write_bytes_atomic(out, "".join(json.dumps(a, ensure_ascii=False) + "\n" for a in answers).encode("utf-8"))
     write_bytes_atomic(errors or f"{out}.errors.jsonl",
                        "".join(json.dumps(f, ensure_ascii=False) + "\n" for f in failed).encode("utf-8"))
-    kinds: dict[str, int] = {}
-    for entry in failed:
-        kinds[entry["kind"]] = kinds.get(entry["kind"], 0) + 1
-    summary = {"pairs": len(pairs), "graded": len(answers), "errors": len(failed), "error_kinds": kinds,
-               "calls": sum(j.attempts for j in judged), "cached": sum(j.cached for j in judged),
-               "prompt_tokens": sum(j.tokens.get("prompt_tokens", 0) for j in judged),
-               "completion_tokens": sum(j.tokens.get("completion_tokens", 0) for j in judged),
-               "seconds": round(seconds, 3), "model": model, "prompt_sha": named, "out": out}
+    kinds, seconds, named = summary["error_kinds"], summary["seconds"], summary["prompt_sha"]
     if output is OutputFormat.json:
         emit_json(summary)
     else:
@@ -85,4 +68,4 @@ def judge(
             + (f"{summary['errors']} got no grade ({why}) and stay for people: {errors or out + '.errors.jsonl'}\n"
                if failed else "")
             + f"answers in {out}\n")
-    raise typer.Exit(EXIT_OK if answers or not pairs else EXIT_FAILED)
+    raise typer.Exit(EXIT_OK if answers or not summary['pairs'] else EXIT_FAILED)

@@ -251,8 +251,7 @@ def _audit(judgments: str, run: str, run_format: str | None, audit: str, ks: lis
            floor: float | None) -> tuple[Any, Any, Any]:
     """The labels, the run and the ``Audit`` for ``score --audit``: people's labels on a sample
     of the queries (a judgments file of human: labels), beside the judge's in the judgments."""
-    from goldkeeper.core.agreement import agreement
-    from goldkeeper.core.evaluation import Audit, audited_labels
+    from goldkeeper.core.evaluation import audit_of
     from goldkeeper.core.scoring import build_qrels
     from goldkeeper.io.loading import load_label_rows, load_run_prefixes
 
@@ -264,10 +263,8 @@ def _audit(judgments: str, run: str, run_format: str | None, audit: str, ks: lis
             raise UsageError(f"--audit: {source} holds people's labels only (labeled_by human:<name>); query "
                              f"{row['query_id']} has labeled_by '{row.get('labeled_by') or ''}'")
     audited = {row["query_id"] for row in people}
-    judged = agreement([*(r for r in rows if r["query_id"] in audited), *people], threshold)
     heads, _ = load_run_prefixes(run, run_format, max(ks))
-    return build_qrels(rows), heads, Audit(audited_labels(rows, people), judged.get("kappa"), floor,
-                                           f"{len(audited)} audited queries ({source})")
+    return build_qrels(rows), heads, audit_of(rows, people, threshold, floor, f"{len(audited)} audited queries ({source})")
 
 
 @app.command(context_settings=THRESHOLD_FLAGS)

@@ -88,7 +88,12 @@ def _suite_text(config, judgments_url: str) -> str:
             f"corpus: {config.corpus_url or 'none yet (the next re-index sets it)'}"
             + (f"; chunker {config.chunker}" if config.chunker else "") + "\n"
             f"schedule: {config.schedule + ' UTC' if config.schedule else 'off (events only)'}; "
-            f"grades 0 to {config.max_grade}\n")
+            f"grades 0 to {config.max_grade}\n"
+            + (f"judge: {config.judge.model} at {config.judge.base_url}; people audit "
+               + (f"enough queries for an interval {config.judge.audit_width:g} wide" if config.judge.audit_width
+                  else "every query") + (f", at most {config.judge.audit_at_most}" if config.judge.audit_at_most else "")
+               + (f"; kappa floor {config.judge.kappa_floor:g}" if config.judge.kappa_floor is not None else "") + "\n"
+               if config.judge else "judge: none (people answer the whole queue)\n"))
 
 
 @suite_app.command("init")
@@ -155,18 +160,36 @@ def suite_set(
     chunker: SuiteChunker = None,
     schedule: SuiteSchedule = None,
     max_grade: SuiteGrade = None,
+    judge_url: Annotated[Optional[str], typer.Option("--judge-url", help="An OpenAI-compatible endpoint whose LLM judge answers the queue first (spec/judge.md); 'off' for none.")] = None,
+    judge_model: Annotated[Optional[str], typer.Option("--judge-model", help="The judge's model, as the endpoint knows it.")] = None,
+    judge_key_env: Annotated[Optional[str], typer.Option("--judge-key-env", help="The environment variable (on the worker) holding the judge's API key.")] = None,
+    audit_width: Annotated[Optional[float], typer.Option("--audit-width", help="People audit enough queries for a 95% interval this wide from them alone (default 0.2).")] = None,
+    audit_at_most: Annotated[Optional[int], typer.Option("--audit-at-most", help="People audit at most this many queries.")] = None,
+    kappa_floor: Annotated[Optional[float], typer.Option("--kappa-floor", help="Below this kappa on the audit the judge is set aside and people answer the whole queue.")] = None,
     storage: StorageOption = None,
 ) -> None:
     """Change a suite's configuration: each option given replaces that field (--run and
-    --gate replace the whole list; --gate none clears the gates, --schedule off the schedule)."""
+    --gate replace the whole list; --gate none clears the gates, --schedule off the schedule,
+    --judge-url off the judge)."""
     from goldkeeper.io.storage import default_root, read_suite, write_suite
 
     root = storage or default_root()
     changes = _suite_changes(run, k, gate, corpus, chunker, schedule, max_grade)
+    current = read_suite(root, suite).model_dump()
+    judge = {name: value for name, value in (("base_url", judge_url), ("model", judge_model),
+                                             ("api_key_env", judge_key_env), ("audit_width", audit_width),
+                                             ("audit_at_most", audit_at_most), ("kappa_floor", kappa_floor))
+             if value is not None}
+    if judge_url == "off":
+        changes["judge"] = None
+    elif judge:
+        if current.get("judge") is None and not {"base_url", "model"} <= judge.keys():
+            raise UsageError(f"suite {suite} has no judge yet: give --judge-url and --judge-model")
+        changes["judge"] = {**(current.get("judge") or {}), **judge}
     if not changes:
         raise UsageError("nothing to change: give at least one of --run, -k, --gate, --corpus, --chunker, "
-                         "--schedule, --max-grade")
-    config = _suite_config({**read_suite(root, suite).model_dump(), **changes}, f"suite {suite}")
+                         "--schedule, --max-grade, --judge-url")
+    config = _suite_config({**current, **changes}, f"suite {suite}")
     _say_suite(root, config, write_suite(root, config), "wrote", schedule is not None)
 
 

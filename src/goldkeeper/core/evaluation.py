@@ -24,7 +24,7 @@ from goldkeeper.core.validation import ValidationResult
 if TYPE_CHECKING:
     from goldkeeper.core.intervals import BootstrapSpec
 
-__all__ = ["Audit", "Retrieval", "Settings", "audited_labels", "evaluate"]
+__all__ = ["Audit", "Retrieval", "Settings", "audit_for", "audit_of", "audited_labels", "evaluate"]
 
 
 def _spec(*settings: Any) -> BootstrapSpec:
@@ -66,6 +66,11 @@ class Audit:
     kappa: float | None = None
     floor: float | None = None
     rule: str | None = None
+    pending: int = 0
+    judged: frozenset[str] | None = None
+    """The queries the judge labelled; on the others its labels are people's (None: all)."""
+    """Queries sampled for people that they have not answered yet: while any are, the judge's
+    labels are unaudited and the verdict is INDETERMINATE."""
 
 
 def audited_labels(rows: Iterable[Mapping[str, Any]], audit_rows: Iterable[Mapping[str, Any]]) -> Qrels:
@@ -77,6 +82,40 @@ def audited_labels(rows: Iterable[Mapping[str, Any]], audit_rows: Iterable[Mappi
     kept = [row for row in rows if row["query_id"] in audited
             and not str(row.get("labeled_by") or "").startswith("synthetic:")]
     return build_qrels([*kept, *audit_rows])
+
+
+def audit_of(rows: Sequence[Mapping[str, Any]], people: Sequence[Mapping[str, Any]], threshold: int = 1,
+             floor: float | None = None, rule: str | None = None) -> Audit:
+    """The ``Audit`` of a judge whose labels are among ``rows``, by ``people``'s hand labels on
+    the queries they audited: their labels there, and kappa on the pairs both graded."""
+    from goldkeeper.core.agreement import agreement
+
+    audited = {row["query_id"] for row in people}
+    agreed = agreement([*(row for row in rows if row["query_id"] in audited), *people], threshold)
+    judged = frozenset(row["query_id"] for row in rows if str(row.get("labeled_by") or "").startswith("synthetic:"))
+    return Audit(audited_labels(rows, people), agreed.get("kappa"), floor, rule, judged=judged)
+
+
+def audit_for(rows: Sequence[Mapping[str, Any]], record: Mapping[str, Any], people: Sequence[Mapping[str, Any]] | None,
+              threshold: int = 1):
+    """The ``Audit`` an evaluation on ``rows`` applies for a lifecycle audit ``record`` (its
+    people's labels ``people``, None while they have not answered; kappa is on the judge's
+    labels the record keeps, which may have been set aside since): None when the judgments
+    hold none of the judge's labels (a suite without a judge, or people answered them all)
+    unless the judge was set aside and labels it answered still wait for people."""
+    from goldkeeper.core.rejudge import label_origin
+    from goldkeeper.core.sampling import replaced_item
+
+    judge = f"synthetic:{record['model']}"
+    in_use = any(row.get("labeled_by") == judge and row.get("prompt_sha") == record["prompt_sha"] for row in rows)
+    judged = set(record["judged_items"])
+    floor = record.get("kappa_floor")
+    if people is None:
+        return Audit(build_qrels([]), None, floor, record["rule"], pending=len(record["queries"])) if in_use else None
+    found = audit_of([*rows, *(dict(row) for row in record["judge_labels"])], people, threshold, floor, record["rule"])
+    waiting = any(label_origin(row) in judged and not replaced_item(row) for row in rows)
+    below = floor is not None and (found.kappa is None or found.kappa < floor)
+    return found if in_use or (below and waiting) else None
 
 
 def evaluate(
@@ -123,9 +162,12 @@ def _audited(result: Any, audit: Audit, run: Any, settings: Settings) -> dict[st
     """What the report says of an audit: PPI++ estimates per metric, the sample, the kappa."""
     from goldkeeper.core.sampling import ppi_metrics
 
+    if audit.pending:
+        return {"queries": 0, "pending": audit.pending, "rule": audit.rule, "kappa": None, "floor": audit.floor,
+                "set_aside": False, "estimates": {}}
     people = aggregate(audit.people, query_values(audit.people, run, list(settings.k), settings.threshold)).per_query
     confidence = settings.intervals.confidence if settings.intervals is not None else 0.95
-    estimates = ppi_metrics(result.per_query, people, list(result.metrics), alpha=1 - confidence)
+    estimates = ppi_metrics(result.per_query, people, list(result.metrics), alpha=1 - confidence, judged=audit.judged)
     set_aside = audit.floor is not None and (audit.kappa is None or audit.kappa < audit.floor)
     return {"queries": len([q for q in result.per_query if q in people]), "rule": audit.rule, "kappa": audit.kappa,
             "floor": audit.floor, "set_aside": set_aside, "confidence": confidence,

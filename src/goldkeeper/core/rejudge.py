@@ -29,8 +29,8 @@ from goldkeeper.errors import InputError, describe_value
 from goldkeeper.models.judgment import Judgment
 from goldkeeper.models.records import MAX_RELEVANCE, QUEUE_ANSWER, FieldSpec, canonical_judgment
 
-__all__ = ["AppliedAnswers", "Waiting", "apply_answers", "check_answers", "grade_answers", "overlap", "pending_items",
-           "reviewer_problem", "walked"]
+__all__ = ["AppliedAnswers", "Waiting", "apply_answers", "check_answers", "grade_answers", "label_origin", "overlap",
+           "pending_items", "reviewer_problem", "walked"]
 
 NONE = "none"
 
@@ -147,7 +147,7 @@ def check_answers(
     return by_item
 
 
-def _origin(row: Mapping[str, Any]) -> str:
+def label_origin(row: Mapping[str, Any]) -> str:
     """The queue item id of the label a row is, or was before ``fix`` re-anchored it."""
     before = row.get("reanchored_from")
     if isinstance(before, dict) and isinstance(before.get("chunk_id"), str):
@@ -179,7 +179,7 @@ def apply_answers(
     replaced = removed = 0
     found: set[str] = set()
     for label in labels:
-        item_id = _origin(label)
+        item_id = label_origin(label)
         given = answers.get(item_id)
         if not given or item_id in done:
             out.append(label)
@@ -231,7 +231,7 @@ def pending_items(queue: Iterable[Mapping[str, Any]], judgments: Iterable[Judgme
     present: set[str] = set()
     answered: set[str] = set()
     for label in map(_label, judgments):
-        present.add(_origin(label))
+        present.add(label_origin(label))
         before = label.get("rejudged_from")
         if isinstance(before, dict) and isinstance(before.get("item_id"), str):
             answered.add(before["item_id"])

@@ -209,6 +209,8 @@ def report_document(
     if gates:
         previous = baseline if baseline is None or isinstance(baseline, dict) else baseline.to_json_dict()
         worst, results, gate_reasons = gate_results(document, gates, previous)
+        if audit is not None and (audit.get("pending") or audit["set_aside"]) and worst == "FAIL":
+            worst = "INDETERMINATE"  # on labels no audit vouches for, a gate decides nothing
         verdict["status"] = worse_status(status, worst)
         verdict["gates"] = results
         reasons.extend(gate_reasons)
@@ -230,7 +232,11 @@ def _apply_audit(document: dict[str, Any], audit: dict[str, Any], status: Status
     judge's labels), and its section; a judge below the kappa floor changes no metric and
     makes the verdict INDETERMINATE."""
     kappa, floor = audit["kappa"], audit["floor"]
-    if audit["set_aside"]:
+    if audit.get("pending"):
+        document["verdict"]["status"] = worse_status(status, "INDETERMINATE")
+        reasons.append(f"the judge's labels are not audited yet: {audit['pending']} sampled queries wait for people "
+                       "(the rejudge flow's form asks them first)")
+    elif audit["set_aside"]:
         document["verdict"]["status"] = worse_status(status, "INDETERMINATE")
         said = "undefined" if kappa is None else f"{kappa:.3f}"
         reasons.append(f"the judge agrees with people at kappa {said} on the audited pairs, below the floor of "

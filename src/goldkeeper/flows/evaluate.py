@@ -175,6 +175,21 @@ def read_report(url: str) -> dict[str, Any]:
 
 
 @step(timeout_seconds=300)
+def read_judge_audit(url: str) -> tuple[dict[str, Any], list[dict[str, Any]] | None]:
+    from goldkeeper.io.storage import read_audit
+
+    return read_audit(url)
+
+
+@step(timeout_seconds=600)
+def judge_audit(rows: list[dict[str, Any]], record: dict[str, Any], people: list[dict[str, Any]] | None,
+                threshold: int):
+    from goldkeeper.core.evaluation import audit_for
+
+    return audit_for(rows, record, people, threshold)
+
+
+@step(timeout_seconds=300)
 def read_queue_items(url: str) -> list[dict[str, Any]]:
     from goldkeeper.io.storage import read_queue
 
@@ -253,6 +268,14 @@ def show(suite: str, document: dict[str, Any], report_url: str, points: list[dic
     return {"chart": chart_url, "page": page_url}
 
 
+@step(timeout_seconds=300)
+def audit_key(audit_url: str) -> dict[str, Any]:
+    """An audit's part of the evaluation key: its record and people's answers, by content."""
+    from goldkeeper.io.storage import audit_sha256s
+
+    return audit_sha256s(audit_url)
+
+
 def _score_in_partitions(storage_url: str, suite: str, judgments_url: str, run_url: str, partitions: int,
                          k: list[int], threshold: int, cluster: str | None, workers: int):
     work_url = f"{storage_url.rstrip('/')}/work/{suite_slug(suite)}/{uuid.uuid4().hex[:12]}"
@@ -284,6 +307,7 @@ def evaluate(
     queue_url: str | None = None,
     queue_suite: str | None = None,
     system: str | None = None,
+    audit_url: str | None = None,
 ) -> State:
     """Score one run of one suite, publish the report, show it, and end in its verdict's
     state, whose data is the outcome (verdict, reasons, report URL, pages).
@@ -295,7 +319,10 @@ def evaluate(
     queue of ``queue_suite`` (default ``suite``), which the next steps name for the rejudge
     flow: the configured suite, when ``suite`` is one of its runs' evaluations. ``system`` names
     the run among the suite's several (the lifecycle's: its file stem): history, trend, page,
-    events and tags are the suite's, with the system as a dimension."""
+    events and tags are the suite's, with the system as a dimension. ``audit_url`` (the
+    lifecycle's audit of the suite's judge, audit/<suite>/<time>.json): while the judgments
+    hold the judge's labels, the metrics are PPI++ estimates on people's audit (INDETERMINATE
+    until people answer it, or when the judge is below the kappa floor)."""
     storage_url = storage_root(storage_url)
     # Keyed by the inputs' content: the same judgments, run, corpus and settings again (a
     # repeated event, a retried schedule) find the published report and do no work twice;
@@ -306,14 +333,16 @@ def evaluate(
                                                        ("seed", seed, 0)) if intervals and value != default}
     key = evaluation_key(judgments=content_hash(judgments_url), run=content_hash(run_url),
                          corpus=content_hash(corpus_url) if corpus_url else None, k=k, threshold=threshold,
-                         gates=gates, intervals=intervals, retrieval=retrieval, **chosen)
+                         gates=gates, intervals=intervals, retrieval=retrieval, **chosen,
+                         **(audit_key(audit_url) if audit_url else {}))
     found = already_evaluated(storage_url, suite, key, system)
     rows = run = None
     if found is not None:
         print(f"{suite}: these inputs were evaluated already ({found['time']}); showing that report")
         report_url, document = found["report"], read_report(found["report"])
     else:
-        if partitions > 0:
+        record = read_judge_audit(audit_url) if audit_url else None
+        if partitions > 0 and record is None:
             labels, run_values, validation, judgments_sha, run_sha = _score_in_partitions(
                 storage_url, suite, judgments_url, run_url, partitions, k, threshold, cluster, workers)
             rows = load_judgments(judgments_url)[0] if corpus_url else None
@@ -327,8 +356,12 @@ def evaluate(
         drift = check_corpus(rows, corpus_url) if corpus_url else None
         if corpus_url:
             inputs["corpus"] = {"url": corpus_url}
+        audit = judge_audit(rows, *record, threshold) if record is not None else None
+        if audit is not None:
+            inputs["audit"] = {"url": audit_url}
         settings = Settings.of(k, threshold, gates, intervals, confidence, resamples, seed)
-        document = evaluation(labels, run_values, validation, settings, generated_at or now(), inputs, drift, retrieval)
+        document = evaluation(labels, run_values, validation, settings, generated_at or now(), inputs, drift, retrieval,
+                              audit)
         report_url = publish(storage_url, suite, document, key, system)
     history = read_suite_history(storage_url, suite)
     metrics = gated_metrics(gates)

@@ -2,12 +2,17 @@
 and score the runs on the repaired judgments.
 
     on_reindex = read_suite_config -> [snapshot_corpus] -> check_drift -> fix_recoverable
-                 -> open_rejudgment_queue -> record_corpus -> evaluate (per configured run)
+                 -> open_rejudgment_queue -> [judge_queue: the judge answers, an audit opens]
+                 -> record_corpus -> evaluate (per configured run)
     evaluate_suite = read_suite_config -> evaluate (per configured run)
 
 A suite configured on storage (suites/<suite>.json, ``goldkeeper suite init``) names its runs,
 cutoffs, gates and live corpus, so an event or a schedule has only to name the suite;
 parameters given to a flow override the configuration.
+
+A suite with a judge configured (``goldkeeper suite set --judge-url``) has it answer the queue
+first (goldkeeper.flows.judging): people audit a sample of its work instead of the whole
+queue, and until they do, its evaluations are INDETERMINATE.
 
 With ``partitions``, drift and the queue run as the drift_partitioned subflow instead, and
 each evaluation in query partitions (goldkeeper.flows.scale), on threads or on Dask
@@ -35,6 +40,7 @@ from goldkeeper.errors import GoldkeeperError
 from goldkeeper.flows.clock import now
 from goldkeeper.flows.evaluate import evaluate, outcome_of, rolled_up
 from goldkeeper.flows.faults import step, storage_root
+from goldkeeper.flows.judging import judge_queue, workload_line
 from goldkeeper.flows.scale import clean_work, drift_partitioned, task_runner
 from goldkeeper.flows.signals import signal
 from goldkeeper.io.files import read_bytes
@@ -94,6 +100,15 @@ def latest_queue_url(storage_url: str, suite: str) -> str | None:
         return read_latest_queue(storage_url, suite)[0]
     except GoldkeeperError:
         return None
+
+
+@step(timeout_seconds=300)
+def latest_audit_url(storage_url: str, suite: str) -> str | None:
+    """The suite's newest audit of its judge, if it has one."""
+    from goldkeeper.io.storage import read_latest_audit
+
+    found = read_latest_audit(storage_url, suite)
+    return found[0] if found else None
 
 
 @step(timeout_seconds=900)
@@ -217,21 +232,31 @@ def on_reindex(
     if moved:
         if partitions <= 0:
             fixed = fix_recoverable(labels, result)
-        version, _ = write_version(storage_url, suite, fixed, sha)
+        version, sha = write_version(storage_url, suite, fixed, sha)
+        data = fixed
     queue_url = publish_rejudgment_queue(storage_url, suite, items, stamp)
+    judged = None
+    if config is not None and config.judge is not None and items:
+        judged = judge_queue(storage_url, suite, config.judge.model_dump(), config.max_grade, items,
+                             judgment_rows_of(data, current_judgments_url(storage_url, suite)), sha, corpus_url, stamp,
+                             queue_url)
     if config is not None and config.corpus_url != corpus_url:
         record_corpus(storage_url, config, corpus_url)
     waiting = Waiting.of(items)
+    # The judge's labels of an earlier re-index (or of this one, run again) are audited too.
+    audit_url = (judged or {}).get("audit_url") or latest_audit_url(storage_url, suite)
     show_drift(suite, summary, moved, waiting, version, queue_url, documents)
     signal_lifecycle(suite, summary, moved, waiting, version, queue_url)
     if not run_urls:
         get_run_logger().warning(f"{suite}: no run to score (configure them: goldkeeper suite set {suite} --run URL)")
     states = _evaluate_runs(suite, run_urls, storage_url, k, gates, corpus_url, queue_url, partitions, cluster, workers,
-                            stamp)
-    print(f"{suite}: {summary}; re-anchored {moved}; {waiting}")
+                            stamp, audit_url)
+    print(f"{suite}: {summary}; re-anchored {moved}; {waiting}"
+          + (f"; {workload_line(judged['workload'])}" if judged else ""))
     outcome = {"suite": suite, "corpus_url": corpus_url, "drift": summary, "reanchored": moved,
                "judgments_version": version, "queue_url": queue_url,
-               "waiting": {"to_rejudge": waiting.rejudge, "to_confirm": waiting.review}, "evaluations": {url: outcome_of(state) for url, state in states.items()}}
+               "waiting": {"to_rejudge": waiting.rejudge, "to_confirm": waiting.review}, "judge": judged,
+               "evaluations": {url: outcome_of(state) for url, state in states.items()}}
     return _rolled_up(suite, outcome)
 
 
@@ -246,7 +271,8 @@ def evaluate_suite(suite: str, storage_url: str | None = None, partitions: int =
     if not config.runs:
         raise ValueError(f"suite '{suite}' has no run to score: goldkeeper suite set {suite} --run URL")
     states = _evaluate_runs(suite, config.runs, storage_url, config.k, config.gates, config.corpus_url,
-                            latest_queue_url(storage_url, suite), partitions, cluster, workers, now())
+                            latest_queue_url(storage_url, suite), partitions, cluster, workers, now(),
+                            latest_audit_url(storage_url, suite))
     return _rolled_up(suite, {"suite": suite, "corpus_url": config.corpus_url,
                               "evaluations": {url: outcome_of(state) for url, state in states.items()}})
 
@@ -260,7 +286,7 @@ def _configured(config, run_urls: list[str] | None, k: list[int] | None, gates: 
 
 def _evaluate_runs(suite: str, run_urls: list[str], storage_url: str, k: list[int], gates: list[str],
                    corpus_url: str | None, queue_url: str | None, partitions: int, cluster: str | None,
-                   workers: int, stamp: str) -> dict[str, State]:
+                   workers: int, stamp: str, audit_url: str | None = None) -> dict[str, State]:
     """Each run scored on the suite's current judgments, as its own evaluation (subflow) of
     the suite: a system of it when there are several (``system_name``), all at one time, so
     the trend draws them side by side."""
@@ -268,7 +294,7 @@ def _evaluate_runs(suite: str, run_urls: list[str], storage_url: str, k: list[in
                               judgments_url=current_judgments_url(storage_url, suite), run_url=run_url,
                               storage_url=storage_url, k=k, gates=gates, corpus_url=corpus_url, partitions=partitions,
                               cluster=cluster, workers=workers, queue_url=queue_url, generated_at=stamp,
-                              return_state=True)
+                              audit_url=audit_url, return_state=True)
             for run_url in run_urls}
 
 

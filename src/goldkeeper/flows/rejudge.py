@@ -27,6 +27,7 @@ restarted run finds the answers already given for the batches before and goes on
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 from typing import Any
 
 from prefect import flow, get_run_logger
@@ -221,28 +222,36 @@ def _wait_for(form: type[RunInput], key: str, timeout: int, poll_interval: int):
     return pause_flow_run(wait_for_input=form, timeout=timeout, poll_interval=poll_interval, key=key)
 
 
-def ask(suite: str, items: list[dict[str, Any]], waiting: Waiting, max_grade: int, key: str, reviewer: str,
-        timeout: int, poll_interval: int) -> tuple[Any, list[dict[str, Any]], list[str]]:
+def ask(suite: str, items: list[dict[str, Any]], header: Callable[[list[str]], str], max_grade: int, key: str,
+        reviewer: str, timeout: int, poll_interval: int) -> tuple[Any, list[list[int | None]], list[bool]]:
     """Pause for a batch's answers until they can be taken: a name that will do and no
     contradiction. Otherwise the form is asked again (under the next key, so a restarted run
     finds each answer where it was given) filled with what was given and the problems written
-    above it. The answers, their rows and the items skipped."""
+    above it (``header`` writes the form's top from them). The answers, and their grades and
+    removals (``grades_of``)."""
     given: dict[str, Any] = {"reviewer": reviewer}
     problems: list[str] = []
     attempt = 1
     while True:
-        form = answer_form(items, max_grade, batch_markdown(suite, len(items), waiting, max_grade, problems), given)
+        form = answer_form(items, max_grade, header(problems), given)
         answers = _wait_for(form, key if attempt == 1 else f"{key}-{attempt}", timeout, poll_interval)
         name = reviewer_problem(answers.reviewer)
         grades, removed, problems = grades_of(answers, items, max_grade)
         problems = ([f"Who is answering? {name}"] if name else []) + problems
         if not problems:
-            rows, skipped = grade_answers(items, grades, removed, f"human:{' '.join(answers.reviewer.split())}", now())
-            return answers, rows, skipped
+            return answers, grades, removed
         get_run_logger().error(f"{suite}: the answers were not taken, and the form is asked again: "
                                + "; ".join(problems))
         given = given_answers(answers)
         attempt += 1
+
+
+def _key(prefix: str, items: list[dict[str, Any]]) -> str:
+    return prefix + hashlib.sha256("\n".join(i["item_id"] for i in items).encode()).hexdigest()[:16]
+
+
+def _labeler(answers: Any) -> str:
+    return f"human:{' '.join(answers.reviewer.split())}"
 
 
 @flow(name="goldkeeper-rejudge", log_prints=True, persist_result=True)
@@ -270,7 +279,11 @@ def rejudge(
         raise ValueError(f"rejudge: suite '{suite}' has no live corpus configured; give corpus_url")
     done: dict[str, Any] = {"answered": 0, "replaced": 0, "removed": 0, "versions": [], "answers": [], "left": None}
     left: list[dict[str, Any]] = []
-    while True:
+    audited = _audit(storage_url, suite, config.max_grade if config else 1, batch, reviewer, timeout, poll_interval)
+    if audited is not None:
+        done["audit"], reviewer = audited, audited.get("reviewer") or reviewer
+        done["versions"] += [audited["version"]] if audited.get("version") else []
+    while audited is None or not audited["stop"]:
         queue_url, queued = read_queue(storage_url, suite)
         data, sha = read_judgments(storage_url, suite)
         labels = judgment_rows_of(data, current_judgments_url(storage_url, suite))
@@ -282,9 +295,12 @@ def rejudge(
             break
         items = pending[:batch]
         grades = config.max_grade if config else max(1, max(label["relevance"] for label in labels))
-        key = "answers-" + hashlib.sha256("\n".join(i["item_id"] for i in items).encode()).hexdigest()[:16]
         print(f"{suite}: waiting for answers on {len(items)} item(s); {Waiting.of(pending)}, in {queue_url}")
-        answers, rows, skipped = ask(suite, items, Waiting.of(pending), grades, key, reviewer, timeout, poll_interval)
+        waiting = Waiting.of(pending)
+        answers, given, removed = ask(
+            suite, items, lambda problems: batch_markdown(suite, len(items), waiting, grades, problems),  # noqa: B023
+            grades, _key("answers-", items), reviewer, timeout, poll_interval)
+        rows, skipped = grade_answers(items, given, removed, _labeler(answers), now())
         reviewer = answers.reviewer
         applied = _apply(storage_url, suite, corpus_url, labels, sha, items, rows) if rows else None
         if applied is not None:
@@ -309,9 +325,107 @@ def rejudge(
                   f"version(s): {', '.join(f'`{v}`' for v in done['versions']) or 'none'}.\n"),
         description=f"{suite}: re-judgment",
     )
-    if done["versions"] and evaluate_after and config is not None and config.runs:
+    if (done["versions"] or (audited or {}).get("done")) and evaluate_after and config is not None and config.runs:
         done["evaluation"] = evaluate_suite(suite, storage_url, return_state=True).message
     return done
+
+
+@step(timeout_seconds=300, cache_policy=NO_CACHE)
+def read_open_audit(storage_url: str, suite: str):
+    from goldkeeper.io.storage import read_latest_audit
+
+    return read_latest_audit(storage_url, suite)
+
+
+@step(timeout_seconds=300)
+def keep_audit(url: str, data: bytes) -> str:
+    from goldkeeper.io.storage import publish_audit_people
+
+    return publish_audit_people(url, data)
+
+
+@step(timeout_seconds=600)
+def judge_audit_of(rows, record, people, threshold: int = 1):
+    from goldkeeper.core.evaluation import audit_for
+
+    return audit_for(rows, record, people, threshold)
+
+
+@step(timeout_seconds=300)
+def returned_items(record: dict[str, Any], queue_url: str | None) -> list[dict[str, Any]]:
+    """The queue with the judge's items back in it: its latest, then the items the judge
+    answered from the queue it was given."""
+    from goldkeeper.errors import GoldkeeperError
+    from goldkeeper.io.storage import read_queue
+
+    latest = read_queue(queue_url) if queue_url else []
+    try:
+        judged = read_queue(record["queue_url"]) if record.get("queue_url") else []
+    except GoldkeeperError:
+        judged = []
+    wanted = set(record["judged_items"])
+    seen = {item["item_id"] for item in latest}
+    return latest + [item for item in judged if item["item_id"] in wanted and item["item_id"] not in seen]
+
+
+def _audit(storage_url: str, suite: str, max_grade: int, batch: int, reviewer: str, timeout: int,
+           poll_interval: int) -> dict[str, Any] | None:
+    """People's audit of the suite's judge, when one is open and its labels are in use: the
+    sample's items in batches (grades not shown; a candidate left off is 0), then people's
+    labels kept beside the audit, the kappa, and below the floor the judge set aside (its
+    labels replaced by those it replaced, its items back in the queue). None: nothing to audit."""
+    from goldkeeper.core.sampling import people_labels, set_aside
+    from goldkeeper.dashboard import audit_batch_markdown, audit_markdown
+
+    found = read_open_audit(storage_url, suite)
+    if found is None or found[2] is not None:
+        return None
+    url, record, _ = found
+    data, sha = read_judgments(storage_url, suite)
+    rows = judgment_rows_of(data, current_judgments_url(storage_url, suite))
+    if judge_audit_of(rows, record, None) is None:
+        return None
+    items, people, name, stop = record["items"], [], reviewer, False
+    for start in range(0, len(items), batch):
+        part = items[start:start + batch]
+        print(f"{suite}: waiting for the audit of items {start + 1} to {start + len(part)} of {len(items)}")
+        answers, grades, _ = ask(
+            suite, part, lambda problems: audit_batch_markdown(
+                suite, start + 1, len(part), len(items), len(record["queries"]), max_grade, problems),  # noqa: B023
+            max_grade, _key("audit-", part), name, timeout, poll_interval)
+        name, stop = answers.reviewer, bool(answers.stop)
+        people += people_labels(rows, part, grades, _labeler(answers), now())
+        if stop and start + batch < len(items):
+            return {"done": False, "stop": True, "audited": start + len(part), "of": len(items), "reviewer": name}
+    kept = keep_audit(url, b"".join(dump_rows(people)))
+    audit = judge_audit_of(rows, record, people)
+    below = audit is not None and audit.floor is not None and (audit.kappa is None or audit.kappa < audit.floor)
+    version, returned = None, 0
+    if below:
+        version, _ = write_version(storage_url, suite, b"".join(dump_rows(set_aside(rows, record["replaced_labels"],
+                                                                                   record["judged_items"]))), sha)
+        queue_url, _ = read_queue(storage_url, suite)
+        back = returned_items(record, queue_url)
+        publish_left(storage_url, suite, back, now())
+        returned = len(record["judged_items"])
+    kappa = audit.kappa if audit is not None else None
+    create_markdown_artifact(key=f"goldkeeper-{suite_slug(suite)}-audit",
+                             markdown=audit_markdown(suite, record, kappa, below, returned),
+                             description=f"{suite}: people's audit of the judge")
+    signal_audit(suite, record, kappa, below, returned, kept)
+    return {"done": True, "audited": len(items), "of": len(items), "kappa": kappa, "set_aside": below,
+            "people": kept, "version": version, "reviewer": name, "stop": stop}
+
+
+@step(timeout_seconds=60)
+def signal_audit(suite: str, record: dict[str, Any], kappa: float | None, below: bool, returned: int,
+                 people_url: str) -> None:
+    """The audit is answered (with its kappa); the judge set aside, when it fell below the floor."""
+    figures = {"kappa": kappa, "kappa_floor": record.get("kappa_floor"), "queries": len(record["queries"]),
+               "items": len(record["items"]), "set_aside": below, "people_url": people_url}
+    signal("goldkeeper.audit.answered", suite, figures)
+    if below:
+        signal("goldkeeper.judge.set_aside", suite, {**figures, "returned": returned})
 
 
 def _apply(storage_url: str, suite: str, corpus_url: str, labels, sha: str, items: list[dict[str, Any]],

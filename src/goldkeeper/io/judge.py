@@ -23,7 +23,7 @@ from goldkeeper.errors import UsageError
 from goldkeeper.io.retrieval import MAX_RETRY_AFTER, AnswerCache, RateLimit, in_order, retry_delay
 from goldkeeper.io.retrievers import retry_after_seconds
 
-__all__ = ["ChatJudge", "JudgeCallError", "Judged", "Pair", "judge_pairs", "queue_pairs"]
+__all__ = ["ChatJudge", "JudgeCallError", "Judged", "Pair", "judge_pairs", "judge_queue", "queue_pairs"]
 
 
 class JudgeCallError(Exception):
@@ -181,3 +181,38 @@ def judge_pairs(judge: ChatJudge, pairs: Sequence[Pair], prompt: str, top: int, 
         return in_order(one, pairs, concurrency, progress)
     finally:
         store.close()
+
+
+def judge_queue(items: Iterable[Mapping[str, Any]], *, base_url: str, model: str, prompt: str, top: int,
+                labeled_at: str, api_key_env: str | None = None, concurrency: int = 16, timeout: float = 60.0,
+                retries: int = 3, rate: float | None = None, cache: str | None = None,
+                progress: Callable[[int], None] | None = None) -> dict[str, Any]:
+    """Every candidate of the queued ``items`` graded by ``model`` behind ``base_url`` (what
+    ``goldkeeper judge`` and the lifecycle's judge step do): ``answers`` (queue-answer rows,
+    ``labeled_by`` synthetic:<model>, with the prompt's sha), ``failed`` (each pair without a
+    grade, its kind and why) and ``summary`` (pairs, graded, errors by kind, calls, cached,
+    tokens, seconds)."""
+    pairs = queue_pairs(items)
+    client = ChatJudge(base_url, model, api_key_env=api_key_env, timeout=timeout, concurrency=concurrency)
+    started = time.monotonic()
+    try:
+        judged = judge_pairs(client, pairs, prompt, top, concurrency=concurrency, retries=retries, rate=rate,
+                             cache=cache, progress=progress)
+    finally:
+        client.close()
+    seconds = time.monotonic() - started
+    named = prompt_sha(prompt)
+    answers = [{"item_id": j.pair.item_id, "chunk_id": j.pair.chunk_id, "relevance": j.grade,
+                "labeled_by": f"synthetic:{model}", "labeled_at": labeled_at, "prompt_sha": named}
+               for j in judged if j.grade is not None]
+    failed = [{"item_id": j.pair.item_id, "chunk_id": j.pair.chunk_id, "kind": j.kind, "error": j.error}
+              for j in judged if j.grade is None]
+    kinds: dict[str, int] = {}
+    for entry in failed:
+        kinds[entry["kind"]] = kinds.get(entry["kind"], 0) + 1
+    summary = {"pairs": len(pairs), "graded": len(answers), "errors": len(failed), "error_kinds": kinds,
+               "calls": sum(j.attempts for j in judged), "cached": sum(j.cached for j in judged),
+               "prompt_tokens": sum(j.tokens.get("prompt_tokens", 0) for j in judged),
+               "completion_tokens": sum(j.tokens.get("completion_tokens", 0) for j in judged),
+               "seconds": round(seconds, 3), "model": model, "prompt_sha": named}
+    return {"answers": answers, "failed": failed, "summary": summary}

@@ -239,6 +239,8 @@ def history_entry(report: dict[str, Any], report_url: str) -> dict[str, Any]:
         "verdict": report["verdict"]["status"],
         "reasons": report["verdict"].get("reasons", []),
         "report": report_url,
+        **({"kappa": report["audit"]["kappa"], "audited_queries": report["audit"]["queries"]}
+           if report.get("audit") else {}),
     }
 
 
@@ -301,6 +303,70 @@ def read_latest_queue(root: str, suite: str) -> tuple[str, list[dict[str, Any]]]
         raise StorageError(directory, "holds no re-judgment queue", hint="run on_reindex or drift --queue first")
     url = _join(directory, names[-1])
     return url, read_queue(url)
+
+
+def publish_audit(root: str, suite: str, record: dict[str, Any]) -> str:
+    """An audit of the judge the lifecycle opened (``models.corpus.AuditRecord``), under its
+    opening time; the same audit again (a repeated event) is stored once: its URL."""
+    from goldkeeper.models.corpus import AuditRecord
+
+    AuditRecord.model_validate(record)
+    body = json.dumps(record, ensure_ascii=False, sort_keys=True, indent=1).encode("utf-8") + b"\n"
+    found = read_latest_audit(root, suite)
+    if found is not None and read_bytes(found[0]) == body:
+        return found[0]
+    url = _join(root, "audit", suite_slug(suite), f"{_stamp(record['opened_at'])}.json")
+    _write(url, body)
+    return url
+
+
+def read_audit(url: str) -> tuple[dict[str, Any], list[dict[str, Any]] | None]:
+    """An audit record, checked, and people's labels on it (None: not answered yet)."""
+    from pydantic_core import from_json
+
+    from goldkeeper.io.loading import load_label_rows
+    from goldkeeper.models.corpus import AuditRecord
+
+    try:
+        record = from_json(read_bytes(url), allow_inf_nan=False)
+        AuditRecord.model_validate(record)
+    except ValueError as error:
+        raise _refusal(url, error, "audit") from None
+    try:
+        people, _ = load_label_rows(audit_people_url(url))
+    except MissingError:
+        people = None
+    return record, people
+
+
+def audit_sha256s(url: str) -> dict[str, str | None]:
+    """An audit's content, by hash: its record and people's labels (None: not answered)."""
+    try:
+        people = content_sha256(audit_people_url(url))
+    except MissingError:
+        people = None
+    return {"audit": content_sha256(url), "audit_people": people}
+
+
+def audit_people_url(url: str) -> str:
+    return url.removesuffix(".json") + ".people.jsonl"
+
+
+def read_latest_audit(root: str, suite: str) -> tuple[str, dict[str, Any], list[dict[str, Any]] | None] | None:
+    """The suite's newest audit of the judge: its URL, record and people's labels; None: none."""
+    directory = _join(root, "audit", suite_slug(suite))
+    names = [name for name in _list(directory) if name.endswith(".json")]
+    if not names:
+        return None
+    url = _join(directory, names[-1])
+    return (url, *read_audit(url))
+
+
+def publish_audit_people(url: str, data: bytes) -> str:
+    """People's labels on an audit (judgments JSONL, labeled_by human:), beside its record."""
+    target = audit_people_url(url)
+    _write(target, data)
+    return target
 
 
 def suite_url(root: str, suite: str) -> str:

@@ -8,7 +8,7 @@ from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from goldkeeper.models.records import CHUNK, CORPUS_FINGERPRINTS, MAX_RELEVANCE, QUEUE_ANSWER, FieldSpec
 
-__all__ = ["Chunk", "CorpusSnapshot", "QueueAnswer", "QueueCandidate", "QueueItem", "ShardEntry", "ShardManifest"]
+__all__ = ["AuditRecord", "Chunk", "CorpusSnapshot", "QueueAnswer", "QueueCandidate", "QueueItem", "ShardEntry", "ShardManifest"]
 
 
 def _field(spec: FieldSpec) -> tuple[Any, Any]:
@@ -90,6 +90,29 @@ class QueueItem(BaseModel):
     found_in: list[str] | None = Field(
         None, description="ORPHANED: the other documents that each hold the judged text (never guessed between).")
     candidates: list[QueueCandidate]
+
+
+class AuditRecord(BaseModel):
+    """An audit of the judge the lifecycle opened (audit/<suite>/<time>.json, spec/judge.md):
+    the sample people grade, the judge's labels on it, and what people's workload became."""
+
+    model_config = ConfigDict(extra="forbid", title="goldkeeper audit of the judge")
+
+    format: str = Field("goldkeeper-audit/1", pattern=r"^goldkeeper-audit/1$")
+    suite: str = Field(min_length=1)
+    opened_at: str
+    model: str = Field(min_length=1, description="The judge's model (its labels: labeled_by synthetic:<model>).")
+    prompt_sha: str = Field(pattern=r"^p1:[0-9a-f]{16,64}$", description="The prompt the judge answered.")
+    rule: str = Field(description="How the sample was sized, in words.")
+    seed: int
+    kappa_floor: float | None = Field(None, ge=-1, le=1)
+    queries: list[str] = Field(description="The audited queries.")
+    items: list[QueueItem] = Field(description="The judge's items of those queries, which people grade.")
+    judged_items: list[str] = Field(description="Every queue item the judge answered.")
+    queue_url: str | None = Field(None, description="The queue the judge answered (its items return to it when set aside).")
+    judge_labels: list[dict[str, Any]] = Field(description="The judge's labels of the audited items.")
+    replaced_labels: list[dict[str, Any]] = Field(description="The labels the judge's answers replaced.")
+    workload: dict[str, int] = Field(description="Items for people: queued, judged, audited, left to people.")
 
 
 def _answer_field(spec: FieldSpec) -> tuple[Any, Any]:

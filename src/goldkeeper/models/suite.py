@@ -13,9 +13,31 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from goldkeeper.models.records import MAX_RELEVANCE
 
-__all__ = ["SuiteConfig"]
+__all__ = ["JudgeConfig", "SuiteConfig"]
 
 _CRON_FIELD = re.compile(r"^[0-9A-Za-z*/,?#LW-]+$")
+
+
+class JudgeConfig(BaseModel):
+    """The suite's LLM judge (spec/judge.md): after a re-index it grades the queued labels'
+    candidates first, and people audit a sample of its work instead of the whole queue."""
+
+    model_config = ConfigDict(extra="forbid", title="goldkeeper judge configuration")
+
+    base_url: str = Field(min_length=1, description="An OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1.")
+    model: str = Field(min_length=1, description="The model's name, as the endpoint knows it.")
+    api_key_env: str | None = Field(None, description="The environment variable holding the API key, on the worker.")
+    prompt_url: str | None = Field(None, description="A prompt template (spec/judge.md); none: the default prompt.")
+    concurrency: int = Field(16, ge=1, description="Calls in flight.")
+    rate: float | None = Field(None, gt=0, description="At most this many calls per second.")
+    timeout: float = Field(60.0, gt=0, description="Seconds per call.")
+    retries: int = Field(3, ge=0, description="Retries of a transient failure (timeout, 429, 5xx).")
+    audit_width: float | None = Field(
+        0.2, gt=0, le=1, description="People audit enough queries for a 95% interval this wide from them alone.")
+    audit_at_most: int | None = Field(None, ge=2, description="People audit at most this many queries.")
+    seed: int = Field(0, description="The audit sample's seed.")
+    kappa_floor: float | None = Field(
+        None, ge=-1, le=1, description="Below this kappa (judge against people on the audit) the judge is set aside.")
 
 
 class SuiteConfig(BaseModel):
@@ -42,6 +64,7 @@ class SuiteConfig(BaseModel):
         None, description="A cron expression (UTC) for the nightly evaluation; none: scored on events only."
     )
     max_grade: int = Field(1, ge=1, lt=MAX_RELEVANCE + 1, description="The top of the suite's relevance scale, for reviewers.")
+    judge: JudgeConfig | None = Field(None, description="An LLM judge that answers the queue first; none: people answer all of it.")
 
     @field_validator("runs")
     @classmethod

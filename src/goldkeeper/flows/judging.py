@@ -1,0 +1,132 @@
+"""The suite's LLM judge answers the queue first, and people audit a sample of its work
+(spec/judge.md): the lifecycle's judge step, between the queue and the scores.
+
+    judge_queue = judge_queued -> live_chunks -> merge (a new judgments version)
+                  -> plan_audit -> publish_audit; artifact and events
+
+Only the items whose every candidate the judge graded take its answers; an item with one
+error (HTTP, timeout, refusal, malformed or out-of-scale answer) waits for people whole. The
+audit record keeps the sample, the judge's labels on it and the labels its answers replaced,
+so people's audit (the rejudge flow's form asks it first) can set the judge aside when it
+falls below the suite's kappa floor.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from prefect.artifacts import create_markdown_artifact
+
+from goldkeeper.core.judgments import dump_rows
+from goldkeeper.core.rejudge import apply_answers, check_answers, label_origin
+from goldkeeper.core.sampling import fully_judged, plan_audit
+from goldkeeper.flows.faults import step
+from goldkeeper.flows.signals import signal
+from goldkeeper.io.snapshots import open_corpus
+from goldkeeper.io.storage import publish_audit, suite_slug, write_judgments_version
+
+__all__ = ["judge_queue", "judge_queued", "live_chunks", "workload_line"]
+
+
+@step(timeout_seconds=1800)
+def live_chunks(corpus_url: str, wanted: list[str]):
+    """The chosen chunks as they are live now, and the snapshot's fingerprint."""
+    corpus = open_corpus(corpus_url)
+    chosen = set(wanted)
+    return {chunk.chunk_id: chunk for chunk in corpus if chunk.chunk_id in chosen}, corpus.corpus_fingerprint
+
+
+@step(timeout_seconds=7200)
+def judge_queued(items: list[dict[str, Any]], judge: dict[str, Any], top: int, labeled_at: str) -> dict[str, Any]:
+    """Every candidate of the queued items graded by the suite's judge (``io.judge.judge_queue``):
+    the answers, the pairs without a grade and the figures."""
+    from goldkeeper.core.judge import DEFAULT_PROMPT
+    from goldkeeper.io.files import decode_utf8, read_bytes, source_name
+    from goldkeeper.io.judge import judge_queue as ask_judge
+
+    url = judge.get("prompt_url")
+    prompt = DEFAULT_PROMPT if not url else decode_utf8(read_bytes(url), source_name(url))
+    return ask_judge(items, base_url=judge["base_url"], model=judge["model"], prompt=prompt, top=top,
+                     labeled_at=labeled_at, api_key_env=judge.get("api_key_env"), concurrency=judge["concurrency"],
+                     timeout=judge["timeout"], retries=judge["retries"], rate=judge.get("rate"))
+
+
+@step(timeout_seconds=600)
+def merge_judge_answers(labels, items: list[dict[str, Any]], answers: list[dict[str, Any]], live, fingerprint) -> bytes:
+    queue = {item["item_id"]: item for item in items}
+    checked = check_answers(list(enumerate(answers, start=1)), queue, live, "the judge's answers")
+    return b"".join(dump_rows(apply_answers(labels, checked, queue, live, fingerprint, "the judge's answers").judgments))
+
+
+@step(timeout_seconds=300)
+def write_judged_version(storage_url: str, suite: str, data: bytes, expected_sha: str) -> tuple[str, str]:
+    return write_judgments_version(storage_url, suite, data, expected_sha)
+
+
+@step(timeout_seconds=300)
+def open_audit(storage_url: str, suite: str, record: dict[str, Any]) -> str:
+    return publish_audit(storage_url, suite, record)
+
+
+def workload_line(workload: dict[str, int]) -> str:
+    """People's workload before and after the judge, in words."""
+    return (f"people's workload: {workload['queued']} queued item(s) before the judge, {workload['for_people']} after "
+            f"({workload['audited']} to audit, {workload['queued'] - workload['judged']} the judge could not answer)")
+
+
+def judge_queue(storage_url: str, suite: str, judge: dict[str, Any], max_grade: int, items: list[dict[str, Any]],
+                labels: list[dict[str, Any]], sha: str, corpus_url: str, stamp: str,
+                queue_url: str | None) -> dict[str, Any]:
+    """The judge's step of the lifecycle on the queue ``items`` of the judgments ``labels``
+    (the current version, ``sha``): what it did, the new version, the audit's URL and record."""
+    judged = judge_queued(items, judge, max_grade, stamp)
+    taken = fully_judged(items, judged["answers"])
+    ids = {item["item_id"] for item in taken}
+    answers = [answer for answer in judged["answers"] if answer["item_id"] in ids]
+    version = audit_url = None
+    plan = plan_audit(taken, width=judge.get("audit_width"), at_most=judge.get("audit_at_most"),
+                      seed=judge.get("seed", 0),
+                      strata={row["query_id"]: row["stratum"] for row in labels if row.get("stratum")})
+    workload = {"queued": len(items), "judged": len(taken), "audited": len(plan["items"]),
+                "for_people": len(items) - len(taken) + len(plan["items"])}
+    record = None
+    if taken:
+        live, fingerprint = live_chunks(corpus_url, sorted({answer["chunk_id"] for answer in answers}))
+        data = merge_judge_answers(labels, items, answers, live, fingerprint)
+        version, _ = write_judged_version(storage_url, suite, data, sha)
+        from goldkeeper.io.loading import judgment_rows_of
+
+        rows = judgment_rows_of(data, version)
+        audited = {item["item_id"] for item in plan["items"]}
+        record = {"format": "goldkeeper-audit/1", "suite": suite, "opened_at": stamp, "model": judge["model"],
+                  "prompt_sha": judged["summary"]["prompt_sha"], "rule": plan["rule"], "seed": plan["seed"],
+                  "kappa_floor": judge.get("kappa_floor"), "queries": plan["queries"], "items": plan["items"],
+                  "judged_items": sorted(ids), "queue_url": queue_url,
+                  "judge_labels": [row for row in rows if (row.get("rejudged_from") or {}).get("item_id") in audited],
+                  "replaced_labels": [row for row in labels if label_origin(row) in ids], "workload": workload}
+        audit_url = open_audit(storage_url, suite, record)
+    show_judge(suite, judged["summary"], judged["failed"], workload, plan, version, audit_url)
+    signal_judge(suite, judged["summary"], workload, plan, audit_url)
+    return {"summary": judged["summary"], "workload": workload, "version": version, "audit_url": audit_url}
+
+
+@step(timeout_seconds=60)
+def show_judge(suite: str, summary: dict[str, Any], failed: list[dict[str, Any]], workload: dict[str, int],
+               plan: dict[str, Any], version: str | None, audit_url: str | None) -> None:
+    from goldkeeper.dashboard import judge_markdown
+
+    create_markdown_artifact(key=f"goldkeeper-{suite_slug(suite)}-judge",
+                             markdown=judge_markdown(suite, summary, failed, workload, plan, version, audit_url),
+                             description=f"{suite}: the judge's answers and people's audit")
+
+
+@step(timeout_seconds=60)
+def signal_judge(suite: str, summary: dict[str, Any], workload: dict[str, int], plan: dict[str, Any],
+                 audit_url: str | None) -> None:
+    """What the judge answered; the audit it opened for people."""
+    signal("goldkeeper.judge.answered", suite, {**{k: summary[k] for k in ("pairs", "graded", "errors", "calls",
+                                                                              "seconds", "model", "prompt_sha")},
+                                                "error_kinds": summary["error_kinds"], "workload": workload})
+    if audit_url:
+        signal("goldkeeper.audit.opened", suite, {"queries": len(plan["queries"]), "items": workload["audited"],
+                                                  "rule": plan["rule"], "audit_url": audit_url})

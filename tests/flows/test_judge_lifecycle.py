@@ -1,0 +1,201 @@
+"""The judge in the lifecycle, on a real Prefect server: drift -> fix -> judge -> audit form
+-> score with PPI++ intervals, and a judge below the kappa floor set aside (issue 41)."""
+
+from __future__ import annotations
+
+import json
+import threading
+
+import pytest
+
+from tests.flows.conftest import finished, paused_run
+
+pytestmark = pytest.mark.usefixtures("prefect_server")
+
+QUERIES = 24  # each labelled on one paragraph, which the re-index splits in two
+UNCHANGED = 6  # documents the re-index leaves alone: their labels stay valid
+WORDS = ["amber", "basalt", "cobalt", "delta", "ember", "fjord", "garnet", "harbor", "indigo", "juniper", "krypton",
+         "lagoon", "meadow", "nickel", "onyx", "prairie", "quartz", "russet", "sierra", "tundra", "umber", "violet",
+         "willow", "xenon", "yarrow", "zephyr", "alder", "birch", "cedar", "dune"]
+
+
+def _docs() -> dict[str, list[str]]:
+    """Per document, its sentences: the first answers its query (two of its words), the
+    second does not."""
+    return {f"kb://doc/{n:02d}": [f"The {WORDS[n]} {WORDS[(n + 7) % 30]} procedure is described here in full.",
+                                  f"Unrelated remarks follow about the {WORDS[(n + 13) % 30]} weather."]
+            for n in range(QUERIES + UNCHANGED)}
+
+
+def _suite(tmp_path, storage: str, judge_url: str, **judge) -> dict:
+    """The suite on storage: judgments on the paragraphs, a run over the re-chunked
+    sentences (first sentence first), the configuration with the judge; the new chunks'
+    file and the truth for the stub (query, sentence) -> grade."""
+    from goldkeeper.core.drift import snapshot_rows
+    from goldkeeper.core.judgments import dump_rows
+    from goldkeeper.io.storage import write_judgments_version, write_suite
+    from goldkeeper.models.suite import SuiteConfig
+
+    docs = _docs()
+    old = [{"doc_uri": uri, "doc_revision": "1", "ordinal": 0, "text": " ".join(s)} for uri, s in docs.items()]
+    new = [{"doc_uri": uri, "doc_revision": "2" if n < QUERIES else "1", "ordinal": i, "text": text}
+           for n, (uri, sentences) in enumerate(docs.items())
+           for i, text in enumerate(sentences if n < QUERIES else [" ".join(sentences)])]
+    before = {c["doc_uri"]: c for c in snapshot_rows(old, "para/v1")}
+    after = list(snapshot_rows(new, "sentences/v2"))
+    labels, truth, run = [], {}, []
+    for n, uri in enumerate(docs):
+        query = f"{WORDS[n]} {WORDS[(n + 7) % 30]} procedure"
+        chunk = before[uri]
+        labels.append({"query_id": f"q{n:02d}", "query": query, "doc_uri": uri, "chunk_id": chunk["chunk_id"],
+                       "text_sha": chunk["text_sha"], "chunk_text": chunk["text"], "relevance": 1,
+                       "labeled_by": "human:team", "labeled_at": "2026-11-01T00:00:00Z",
+                       "stratum": "even" if n % 2 else "odd"})
+        mine = [c for c in after if c["doc_uri"] == uri]
+        for c in mine:
+            truth[(query, c["text"])] = 1 if c["ordinal"] == 0 else 0
+        others = [c["chunk_id"] for c in after if c["doc_uri"] != uri][:3]
+        # the retriever finds the answer first on most queries, second on every fifth
+        ranked = [c["chunk_id"] for c in mine]
+        run.append({"query_id": f"q{n:02d}", "ranking": (ranked[::-1] if n % 5 == 0 else ranked) + others})
+    (tmp_path / "chunks-v2.jsonl").write_text("".join(json.dumps(c) + "\n" for c in new))
+    (tmp_path / "run.jsonl").write_text("".join(json.dumps(r) + "\n" for r in run))
+    write_judgments_version(storage, "kb", b"".join(dump_rows(labels)), None)
+    write_suite(storage, SuiteConfig(suite="kb", runs=[str(tmp_path / "run.jsonl")], k=[1, 5],
+                                     gates=["recall@1:0.5"], chunker="sentences/v2",
+                                     judge={"base_url": judge_url, "model": "stub-judge", **judge}))
+    return {"chunks": str(tmp_path / "chunks-v2.jsonl"), "truth": truth}
+
+
+def _answer_audit(storage: str, outcome: dict, grade_first: bool = True, then_stop: bool = False) -> None:
+    """Run the rejudge flow and answer its audit form as a person who grades the first
+    sentence of each item relevant, and (``then_stop``) stop at the queue's next form."""
+    from prefect.flow_runs import resume_flow_run
+
+    from goldkeeper.flows.rejudge import rejudge
+
+    worker = threading.Thread(target=lambda: outcome.update(rejudge(
+        suite="kb", storage_url=storage, batch=8, poll_interval=1, timeout=300)))
+    worker.start()
+    paused = paused_run(storage)
+    form = json.loads(_input_schema(paused))
+    items = sorted({name.split("_")[1] for name in form["properties"] if name.startswith("item_")}, key=int)
+    assert "Audit the judge" in form["properties"]["reviewer"]["description"]
+    assert not any("stub-judge" in json.dumps(p) for p in form["properties"].values()), "the judge's grade is shown"
+    resume_flow_run(paused.id, run_input={"reviewer": "ana", **({f"item_{n}_1_1": True for n in items}
+                                                                if grade_first else {})})
+    if then_stop:
+        from tests.flows.conftest import next_form
+
+        next_form(paused.id, paused.state.state_details.run_input_keyset["schema"])
+        resume_flow_run(paused.id, run_input={"reviewer": "ana", "stop": True})
+    worker.join(300)
+    assert not worker.is_alive()
+
+
+def _input_schema(run) -> str:
+    from prefect.client.orchestration import get_client
+
+    with get_client(sync_client=True) as client:
+        return client.read_flow_run_input(run.id, run.state.state_details.run_input_keyset["schema"])
+
+
+@pytest.fixture
+def stub():
+    from goldkeeper.examples.stub_judge import StubJudge
+
+    started = []
+
+    def start(**rules):
+        judge = StubJudge(**rules)
+        started.append(judge)
+        return judge, judge.start()
+
+    yield start
+    for judge in started:
+        judge.stop()
+
+
+def test_the_lifecycle_judges_people_audit_a_sample_and_the_gate_reads_ppi_intervals(tmp_path, stub, prefect_server):
+    from goldkeeper.flows.lifecycle import on_reindex
+    from goldkeeper.io.storage import read_current_judgments, read_history, read_latest_audit
+    from tests.flows.test_evaluate import _artifacts
+    from tests.flows.test_verdicts import events_about
+
+    storage = f"file://{tmp_path}/store"
+    judge, url = stub()
+    suite = _suite(tmp_path, storage, url, audit_at_most=8, kappa_floor=0.6)
+    judge.truth = suite["truth"]
+    outcome = finished(on_reindex, suite="kb", chunks_url=suite["chunks"], storage_url=storage)
+    drift = outcome["drift"]
+    assert drift["split"] == QUERIES and drift["valid"] + drift["re_anchorable"] == UNCHANGED
+    summary, workload = outcome["judge"]["summary"], outcome["judge"]["workload"]
+    assert (summary["pairs"], summary["graded"], summary["errors"]) == (2 * QUERIES, 2 * QUERIES, 0)
+    assert workload == {"queued": QUERIES, "judged": QUERIES, "audited": 8, "for_people": 8}
+    (evaluation,) = outcome["evaluations"].values()
+    assert evaluation["verdict"] == "INDETERMINATE" and "not audited yet: 8 sampled queries" in evaluation["message"]
+    data, _ = read_current_judgments(storage, "kb")
+    judged = [json.loads(line) for line in data.decode().splitlines() if "synthetic:stub-judge" in line]
+    assert len(judged) == 2 * QUERIES and all(row["prompt_sha"] == summary["prompt_sha"] for row in judged)
+    _, record, people = read_latest_audit(storage, "kb")
+    assert people is None and len(record["queries"]) == 8 and len(record["items"]) == 8
+    assert set(record["queries"]) <= {f"q{n:02d}" for n in range(QUERIES)}
+    assert {int(q[1:]) % 2 for q in record["queries"]} == {0, 1}  # both strata sampled
+    artifact = _artifacts(["goldkeeper-kb-judge"])["goldkeeper-kb-judge"]
+    assert "**for people now** | **8**" in artifact.data and "graded 48 of 48 candidate(s)" in artifact.data
+    api = prefect_server["PREFECT_API_URL"]
+    assert events_about(api, "goldkeeper.suite.kb", "goldkeeper.judge.answered")
+    opened = events_about(api, "goldkeeper.suite.kb", "goldkeeper.audit.opened")
+    assert opened[0]["payload"]["queries"] == 8
+
+    answered: dict = {}
+    _answer_audit(storage, answered)
+    assert answered["audit"]["done"] and answered["audit"]["kappa"] == pytest.approx(1.0)
+    assert not answered["audit"]["set_aside"]
+    assert "PASS" in answered["evaluation"] or "passed" in answered["evaluation"]
+    _, _, people = read_latest_audit(storage, "kb")
+    assert len(people) == 16 and {row["labeled_by"] for row in people} == {"human:ana"}
+    latest = read_history(storage, "kb")[-1]
+    assert latest["kappa"] == pytest.approx(1.0) and latest["audited_queries"] == 8
+    report = json.loads((tmp_path / latest["report"].removeprefix(f"file://{tmp_path}/")).read_text())
+    recall = report["metrics"]["recall@1"]
+    assert recall["ci_method"] == "ppi++" and recall["ci"][0] <= recall["value"] <= recall["ci"][1]
+    # every fifth query of the split ones ranks the answer second: 5 of 30 miss at 1, and the
+    # judge, right on every pair, says so; PPI++ (power-tuned, stratified with the 6 queries
+    # people labelled before) covers it
+    assert recall["judge_value"] == pytest.approx(25 / 30) and recall["ci"][0] <= 25 / 30 <= recall["ci"][1]
+    estimate = report["audit"]["estimates"]["recall@1"]
+    assert estimate["n_labeled"] == UNCHANGED + 8 and estimate["n_unlabeled"] == QUERIES - 8
+    assert report["audit"]["queries"] == 8 and report["verdict"]["status"] == "PASS"
+    answered_events = events_about(api, "goldkeeper.suite.kb", "goldkeeper.audit.answered")
+    assert answered_events[0]["payload"]["kappa"] == pytest.approx(1.0)
+
+
+def test_a_judge_below_the_kappa_floor_is_set_aside_and_the_whole_queue_goes_to_people(tmp_path, stub,
+                                                                                     prefect_server):
+    from goldkeeper.core.rejudge import pending_items
+    from goldkeeper.flows.lifecycle import on_reindex
+    from goldkeeper.io.loading import judgment_rows_of
+    from goldkeeper.io.storage import read_current_judgments, read_history, read_latest_queue
+    from tests.flows.test_verdicts import events_about
+
+    storage = f"file://{tmp_path}/store"
+    judge, url = stub(bias=1.0)  # every grade one too high: everything is relevant
+    suite = _suite(tmp_path, storage, url, audit_at_most=8, kappa_floor=0.6)
+    judge.truth = suite["truth"]
+    outcome = finished(on_reindex, suite="kb", chunks_url=suite["chunks"], storage_url=storage)
+    assert outcome["judge"]["workload"]["for_people"] == 8
+    answered: dict = {}
+    _answer_audit(storage, answered, then_stop=True)
+    audit = answered["audit"]
+    assert audit["set_aside"] and audit["kappa"] < 0.6
+    data, _ = read_current_judgments(storage, "kb")
+    assert b"synthetic:" not in data  # the judge's labels are gone, the stale ones back
+    rows = judgment_rows_of(data, "judgments")
+    _, queue = read_latest_queue(storage, "kb")
+    assert len(pending_items(queue, rows)) == QUERIES  # the whole queue waits for people
+    set_aside = events_about(prefect_server["PREFECT_API_URL"], "goldkeeper.suite.kb", "goldkeeper.judge.set_aside")
+    assert set_aside[0]["payload"]["returned"] == QUERIES and set_aside[0]["payload"]["kappa"] < 0.6
+    latest = read_history(storage, "kb")[-1]
+    assert latest["verdict"] == "INDETERMINATE" and latest["kappa"] < 0.6
+    assert any("below the floor of 0.6" in reason for reason in latest["reasons"])
