@@ -86,9 +86,9 @@ def test_goldkeeper_demo_runs_the_whole_lifecycle_end_to_end(tmp_path, monkeypat
     # As on a fresh machine: no server configured, so Prefect starts a temporary one.
     monkeypatch.delenv("PREFECT_API_URL", raising=False)
     monkeypatch.setenv("PREFECT_HOME", str(tmp_path / "prefect-home"))
-    result = run_cli("demo", "--storage", f"file://{tmp_path}/store", cwd=tmp_path)
+    result = run_cli("demo", "--judge", "--storage", f"file://{tmp_path}/store", cwd=tmp_path)
     assert result.code == 0, result.stderr[-2000:]
-    out = result.stdout
+    out, judged = result.stdout.split("with a judge (help-center-judged)", 1)
     assert "drift after the re-index: 0 valid, 3 re-anchorable, 2 merged, 4 split, 1 orphaned" in out
     assert "re-anchored 5 label(s)" in out and "7 wait for a person (5 to re-judge, 2 to confirm), in file://" in out
     assert "made a new judgments version, and now 2 wait for a person (2 to confirm)" in out
@@ -119,6 +119,15 @@ def test_goldkeeper_demo_runs_the_whole_lifecycle_end_to_end(tmp_path, monkeypat
         assert json.loads(Path(entry["report"].removeprefix("file://")).read_text())["judgments"]["drift"]["split"] == split
     queue = next((tmp_path / "store" / "queue" / "help-center").iterdir()).read_text().splitlines()
     assert sorted(json.loads(line)["status"] for line in queue) == ["MERGED"] * 2 + ["ORPHANED"] + ["SPLIT"] * 4
+    # With the stub judge: it answers the 7 queued items, people audit 3 (at most 3 asked),
+    # and the suite is scored on PPI++ estimates of its metrics.
+    assert "a STUB judge on loopback" in judged and "the judge graded 13 of 13 candidate(s)" in judged
+    assert "7 queued item(s) before the judge, 3 after (3 to audit, 0 the judge could not answer)" in judged
+    assert re.search(r"audited 3 item\(s\) of 3 sampled queries .*: kappa 1\.000", judged)
+    judged_history = read_history(f"file://{tmp_path}/store", "help-center-judged")
+    assert [e["verdict"] for e in judged_history] == ["INDETERMINATE"] * 2 + ["PASS"] * 2  # before, after the audit
+    report = json.loads(Path(judged_history[-1]["report"].removeprefix("file://")).read_text())
+    assert report["metrics"]["recall@1"]["ci_method"] == "ppi++" and report["audit"]["kappa"] == 1.0
     again = run_cli("demo", "--storage", f"file://{tmp_path}/store", cwd=tmp_path)
     assert again.code == 0 and "re-anchored 0 label(s); new judgments version: none" in again.stdout
     assert len(list((tmp_path / "store" / "reports" / "help-center").iterdir())) == 4  # nothing twice

@@ -82,3 +82,34 @@ def test_a_metric_people_did_not_score_gets_no_estimate():
     judge = {"q1": {"m": 1.0}, "q2": {"m": 0.0}, "q3": {"m": 1.0}}
     assert ppi_metrics(judge, {"q1": {"m": 1.0}}, ["m"]) == {}  # one audited query: no interval
     assert set(ppi_metrics(judge, {"q1": {"m": 1.0}, "q2": {"m": 1.0}}, ["m", "other"])) == {"m"}
+
+
+def test_stratified_with_the_queries_people_labelled_before_covers_the_truth():
+    """The lifecycle's case: 150 queries keep people's labels (the judge's values there are
+    theirs), 250 the judge labelled, 60 of those audited. The truth is the population mean,
+    0.6 on the judged queries and 0.8 on the others; the estimate covers it, and is narrower
+    than people's labels alone (the 150 and the 60, stratified alike)."""
+    rng = np.random.default_rng(41)
+    covered, widths, alone, reps = 0, [], [], 500
+    truth = (150 * 0.8 + 250 * 0.6) / 400
+    for _ in range(reps):
+        judge, people = _world(rng, 250, 60, flip=0.1, flatter=0.15)
+        known = {f"k{i}": {"recall@5": float(rng.random() < 0.8)} for i in range(150)}
+        estimate = ppi_metrics({**judge, **known}, {**people, **known}, ["recall@5"], judged=set(judge))["recall@5"]
+        lo, hi = estimate.interval
+        covered += lo <= truth <= hi
+        widths.append(hi - lo)
+        alone.append(estimate.labels_interval[1] - estimate.labels_interval[0])
+        assert estimate.n_labeled == 210 and estimate.n_unlabeled == 190
+    assert covered / reps >= 0.94, covered / reps
+    assert np.median(widths) < np.median(alone), (np.median(widths), np.median(alone))
+    print(f"coverage {covered / reps:.1%}, median width {np.median(widths):.3f}, people's labels alone "
+          f"{np.median(alone):.3f}")
+
+
+def test_every_judged_query_audited_is_people_s_own_mean():
+    judge = {"a": {"m": 1.0}, "b": {"m": 1.0}, "c": {"m": 0.0}, "d": {"m": 1.0}}
+    people = {"a": {"m": 0.0}, "b": {"m": 1.0}, "c": {"m": 0.0}, "d": {"m": 1.0}}
+    estimate = ppi_metrics(judge, people, ["m"], judged={"a", "b"})["m"]
+    assert estimate.estimate == pytest.approx(0.5) and estimate.n_unlabeled == 0
+    assert estimate.judge_bias == pytest.approx(0.5)

@@ -133,6 +133,7 @@ def serve(
 @app.command()
 def demo(
     storage: Annotated[Optional[str], typer.Option("--storage", help="Storage root URL (default: ./.goldkeeper).")] = None,
+    judge: Annotated[bool, typer.Option("--judge", help="Also the judge's loop, on the suite help-center-judged: a STUB judge the demo starts on loopback (a rule, not a model) answers the queue, the demo's reviewer audits a sample, and the scores carry PPI++ intervals.")] = False,
 ) -> None:
     """The whole lifecycle on the example shipped in the package: a help center re-chunked
     after an edit, its judgments (made on the old chunks) checked for drift, fixed where sound,
@@ -192,7 +193,93 @@ def demo(
         "`PREFECT_API_URL=http://127.0.0.1:4200/api goldkeeper demo --storage file://$PWD/.goldkeeper-ui`",
         "and open http://127.0.0.1:4200/runs and http://127.0.0.1:4200/artifacts.",
     ]
+    if judge:
+        lines += ["", *_demo_judge(root, example, runs)]
     sys.stdout.write("\n".join(lines) + "\n")
+
+
+def _demo_judge(root: str, example: Any, runs: list[str]) -> list[str]:
+    """The judge's loop on a suite of its own: the stub judge answers the queue, the demo's
+    reviewer (answers.jsonl; a candidate it did not grade is 0) audits the sample the
+    lifecycle drew, and the suite is evaluated on the audit. What it says, in lines."""
+    from goldkeeper.core.jsonl import decode_jsonl
+    from goldkeeper.core.sampling import people_labels
+    from goldkeeper.examples.stub_judge import StubJudge
+    from goldkeeper.flows.evaluate import outcome_of
+    from goldkeeper.flows.judging import workload_line
+    from goldkeeper.flows.lifecycle import evaluate_suite, on_reindex
+    from goldkeeper.flows.rejudge import close_audit
+    from goldkeeper.io.loading import judgment_rows_of
+    from goldkeeper.io.storage import (
+        current_judgments_url,
+        read_current_judgments,
+        read_latest_audit,
+        read_suite,
+        write_judgments_version,
+        write_suite,
+    )
+    from goldkeeper.models.suite import SuiteConfig
+
+    suite = "help-center-judged"
+    source = "answers.jsonl (the demo's reviewer)"
+    given = {(a["item_id"], a["chunk_id"]): a["relevance"]
+             for _, a in decode_jsonl((example / "answers.jsonl").read_bytes().splitlines(), source)}
+    stub = StubJudge(_demo_truth(example, given), noise=0.1, model="stub-judge")
+    url = stub.start()
+    try:
+        config = read_suite(root, suite, required=False)
+        if config is None:
+            write_judgments_version(root, suite, (example / "judgments.jsonl").read_bytes(), None)
+            config = SuiteConfig(suite=suite, runs=runs, k=[1, 5], gates=["recall@1:0.4"], chunker="sentences/v2",
+                                 max_grade=2, judge={"base_url": url, "model": "stub-judge", "audit_at_most": 3,
+                                                     "kappa_floor": 0.4})
+        write_suite(root, config.model_copy(update={"judge": config.judge.model_copy(update={"base_url": url})}))
+        outcome = outcome_of(on_reindex(suite=suite, chunks_url=str(example / "chunks-v2.jsonl"), storage_url=root,
+                                        return_state=True))
+    finally:
+        stub.stop()
+    judged = outcome.get("judge")
+    lines = [f"with a judge ({suite}): a STUB judge on loopback, {url} (no model: it gives the demo reviewer's "
+             "grades, wrong one time in ten)"]
+    if not judged:
+        return [*lines, "  the re-index queued nothing new for the judge (run on a fresh --storage to see it)"]
+    summary = judged["summary"]
+    lines.append(f"  the judge graded {summary['graded']} of {summary['pairs']} candidate(s); {workload_line(judged['workload'])}")
+    found = read_latest_audit(root, suite)
+    if found is None:
+        return lines
+    audit_url, record, _ = found
+    data, sha = read_current_judgments(root, suite)
+    rows = judgment_rows_of(data, current_judgments_url(root, suite))
+    grades = [[given.get((item["item_id"], c["chunk_id"]), 0) for c in item["candidates"]] for item in record["items"]]
+    people = people_labels(rows, record["items"], grades, "human:demo-reviewer", "2026-11-20T10:00:00Z")
+    closed = close_audit(root, suite, audit_url, record, rows, sha, people)
+    kappa = "undefined" if closed["kappa"] is None else f"{closed['kappa']:.3f}"
+    lines.append(f"  the demo's reviewer audited {len(record['items'])} item(s) of {len(record['queries'])} sampled "
+                 f"queries ({record['rule']}): kappa {kappa}" + ("; the judge is set aside" if closed["set_aside"] else ""))
+    state = evaluate_suite(suite=suite, storage_url=root, return_state=True)
+    for name, result in outcome_of(state)["evaluations"].items():
+        lines.append(f"  {result.get('system') or name}: {result['message']}; report at "
+                     f"{result['report_url']}")
+    return lines
+
+
+def _demo_truth(example: Any, given: dict[tuple[str, str], int]) -> dict[tuple[str, str], int]:
+    """The stub's grades: the demo reviewer's, for every re-chunked piece of each label's
+    document (a piece the reviewer did not grade is 0)."""
+    import json
+
+    from goldkeeper.core.drift import queue_item_id, snapshot_rows
+
+    chunks = list(snapshot_rows([json.loads(line) for line in (example / "chunks-v2.jsonl").read_text().splitlines()],
+                                "sentences/v2"))
+    truth = {}
+    for line in (example / "judgments.jsonl").read_text().splitlines():
+        label = json.loads(line)
+        for chunk in chunks:
+            if chunk["doc_uri"] == label["doc_uri"]:
+                truth[(label["query"], chunk["text"])] = given.get((queue_item_id(label), chunk["chunk_id"]), 0)
+    return truth
 
 
 def _waiting(outcome: dict[str, Any]) -> str:

@@ -154,16 +154,18 @@ def _stratified(pairs: list[tuple[float, float]], others: list[float], known: li
     estimate = (1 - w) * known_mean + w * judged_mean
     half = z * math.sqrt((1 - w) ** 2 * known_var + w ** 2 * judged_var)
     labelled = known + people
-    labels_mean, labels_var = _mean_var(labelled)
+    # people's labels alone, stratified the same way: the audited mean stands for the judged
+    people_mean, people_var = _mean_var(people)
+    labels_mean = (1 - w) * known_mean + w * people_mean
+    labels_var = (1 - w) ** 2 * known_var + w ** 2 * people_var
     labels_half = z * math.sqrt(labels_var)
-    spread = labels_var * len(labelled)
     variance = (half / z) ** 2
     return PPIEstimate(
         estimate=estimate, interval=(estimate - half, estimate + half), alpha=alpha, lam=lam, n_labeled=len(labelled),
         n_unlabeled=len(others), judge_mean=math.fsum([*known, *(yhat for _, yhat in pairs), *others]) / total,
         judge_bias=math.fsum(yhat - y for y, yhat in pairs) / len(pairs), labels_mean=labels_mean,
         labels_interval=(labels_mean - labels_half, labels_mean + labels_half),
-        effective_labels=spread / variance if variance > 0 and spread > 0 else float(len(labelled)),
+        effective_labels=len(labelled) * labels_var / variance if variance > 0 and labels_var > 0 else float(len(labelled)),
         method="PPI++ on the judged queries (Angelopoulos, Duchi and Zrnic 2023), stratified with the queries "
                "people labelled")
 

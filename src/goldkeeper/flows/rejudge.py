@@ -73,7 +73,7 @@ from goldkeeper.io.storage import (
     write_judgments_version,
 )
 
-__all__ = ["answer_form", "ask", "grades_of", "rejudge"]
+__all__ = ["answer_form", "ask", "close_audit", "grades_of", "rejudge"]
 
 
 def _grade_field(n: int, j: int, grade: int) -> str:
@@ -374,8 +374,8 @@ def _audit(storage_url: str, suite: str, max_grade: int, batch: int, reviewer: s
     sample's items in batches (grades not shown; a candidate left off is 0), then people's
     labels kept beside the audit, the kappa, and below the floor the judge set aside (its
     labels replaced by those it replaced, its items back in the queue). None: nothing to audit."""
-    from goldkeeper.core.sampling import people_labels, set_aside
-    from goldkeeper.dashboard import audit_batch_markdown, audit_markdown
+    from goldkeeper.core.sampling import people_labels
+    from goldkeeper.dashboard import audit_batch_markdown
 
     found = read_open_audit(storage_url, suite)
     if found is None or found[2] is not None:
@@ -397,6 +397,18 @@ def _audit(storage_url: str, suite: str, max_grade: int, batch: int, reviewer: s
         people += people_labels(rows, part, grades, _labeler(answers), now())
         if stop and start + batch < len(items):
             return {"done": False, "stop": True, "audited": start + len(part), "of": len(items), "reviewer": name}
+    closed = close_audit(storage_url, suite, url, record, rows, sha, people)
+    return {**closed, "done": True, "audited": len(items), "of": len(items), "reviewer": name, "stop": stop}
+
+
+def close_audit(storage_url: str, suite: str, url: str, record: dict[str, Any], rows: list[dict[str, Any]],
+                sha: str, people: list[dict[str, Any]]) -> dict[str, Any]:
+    """People's labels on the audit at ``url`` kept beside it, the kappa, and below the floor
+    the judge set aside: its labels replaced by those it replaced (in a new version of the
+    judgments ``rows``, read at ``sha``) and its items back in the queue. Artifact and events."""
+    from goldkeeper.core.sampling import set_aside
+    from goldkeeper.dashboard import audit_markdown
+
     kept = keep_audit(url, b"".join(dump_rows(people)))
     audit = judge_audit_of(rows, record, people)
     below = audit is not None and audit.floor is not None and (audit.kappa is None or audit.kappa < audit.floor)
@@ -405,16 +417,14 @@ def _audit(storage_url: str, suite: str, max_grade: int, batch: int, reviewer: s
         version, _ = write_version(storage_url, suite, b"".join(dump_rows(set_aside(rows, record["replaced_labels"],
                                                                                    record["judged_items"]))), sha)
         queue_url, _ = read_queue(storage_url, suite)
-        back = returned_items(record, queue_url)
-        publish_left(storage_url, suite, back, now())
+        publish_left(storage_url, suite, returned_items(record, queue_url), now())
         returned = len(record["judged_items"])
     kappa = audit.kappa if audit is not None else None
     create_markdown_artifact(key=f"goldkeeper-{suite_slug(suite)}-audit",
                              markdown=audit_markdown(suite, record, kappa, below, returned),
                              description=f"{suite}: people's audit of the judge")
     signal_audit(suite, record, kappa, below, returned, kept)
-    return {"done": True, "audited": len(items), "of": len(items), "kappa": kappa, "set_aside": below,
-            "people": kept, "version": version, "reviewer": name, "stop": stop}
+    return {"kappa": kappa, "set_aside": below, "people": kept, "version": version}
 
 
 @step(timeout_seconds=60)
