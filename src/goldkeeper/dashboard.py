@@ -174,6 +174,7 @@ _WHY = {
     "MERGED": "the judged text was absorbed into a bigger chunk (the label was moved there); check the bigger chunk "
               "still deserves the grade",
     "ORPHANED": "the judged text is gone or was edited; the closest live chunks of its document are below",
+    "UNJUDGED": "the runs rank these chunks in their top k and nobody had graded them for this query; grade each",
 }
 
 
@@ -266,6 +267,7 @@ def judge_markdown(suite: str, summary: Mapping[str, Any], failed: Sequence[Mapp
     lines += _table(["people's workload", "items"],
                     [("queued after the re-index", str(workload["queued"])),
                      ("answered by the judge", str(workload["judged"])),
+                     ("unjudged chunks of the runs' top k it graded (pool)", str(workload.get("pooled_labels", 0))),
                      ("to audit (people grade the judge's work)", str(workload["audited"])),
                      ("the judge could not answer", str(workload["queued"] - workload["judged"])),
                      ("**for people now**", f"**{workload['for_people']}**")], [False, True])
@@ -302,13 +304,15 @@ def item_markdown(n: int, count: int, item: Mapping[str, Any]) -> str:
     """Item ``n`` of a batch of ``count``, as the reviewer reads it before its candidates: the
     query, what kind of answer is asked, why, and the text that was judged."""
     query = item.get("query")
-    ask = "confirm" if item.get("action") == "review" else "re-judge"
+    ask = {"review": "confirm", "judge": "grade"}.get(item.get("action") or "", "re-judge")
     why = _WHY.get(item["status"], "needs a person") if item.get("candidates") else _WHY_ALONE
     blocks = [f"#### Item {n} of {count}: {_escaped(query) if query else 'query ' + _escaped(item['query_id'])}",
               f"To {ask}. **{item['status']}**: {why}. Query id `{item['query_id']}`, document `{item['doc_uri']}`."]
     judged = item.get("chunk_text")
     by = f" by {_escaped(item['labeled_by'])}" if item.get("labeled_by") else ""
-    if judged:
+    if item.get("action") == "judge":
+        pass  # never judged: no text was
+    elif judged:
         blocks += [f"Judged text (graded {item['relevance']}{by}):", f"> {_escaped(judged).strip()}"]
     else:
         blocks += [f"Judged text: not kept (graded {item['relevance']}{by}; only its hash "
@@ -499,10 +503,13 @@ def trend_markdown(suite: str, points: Sequence[Mapping[str, Any]], metrics: Seq
                    chart_link: str | None = None, page_link: str | None = None, chart_svg: bytes | None = None) -> str:
     """The suite's history as a table, newest first: each evaluation's time, judgments and
     corpus versions (a change marked), the gated metrics with intervals and the change from
-    the previous comparable point, and the verdict."""
+    the previous comparable point, the judge's agreement with people (kappa) where an audit of
+    a judge was applied, and the verdict."""
     shown = list(reversed(points))
     named = any(point.get("system") for point in points)
-    header = ["time", *(["system"] if named else []), "judgments", "corpus", *metrics, "verdict"]
+    audited = any("kappa" in point for point in points)
+    header = ["time", *(["system"] if named else []), "judgments", "corpus", *metrics,
+              *(["judge's kappa"] if audited else []), "verdict"]
     rows = []
     for point in shown:
         judgments = (point.get("judgments_sha256") or "")[:8] + (" (changed)" if point.get("judgments_changed") else "")
@@ -517,13 +524,15 @@ def trend_markdown(suite: str, points: Sequence[Mapping[str, Any]], metrics: Seq
             cells.append(f"{measurement['value']:.4f} {_interval(measurement)}"
                          + ("" if change is None else f" ({change:+.4f})"))
         system = [point.get("system") or ""] if named else []
-        rows.append((point["time"], *system, f"`{judgments}`" if judgments else "", corpus, *cells,
+        kappa = [_kappa(point) for _ in range(audited)]
+        rows.append((point["time"], *system, f"`{judgments}`" if judgments else "", corpus, *cells, *kappa,
                      f"**{point['verdict']}**"))
     of = f" of {len(systems(points))} systems" if named else ""
     lines = [f"### Trend: {suite}", "",
              f"{len(points)} evaluation(s){of}. A change is shown against the previous evaluation of the same "
              "system with the same cutoffs and threshold; \"(changed)\" marks new judgments or a new corpus since it.",
-             "", *_table(header, rows, [False, *([False] if named else []), False, False, *[True] * len(metrics), False]),
+             "", *_table(header, rows, [False, *([False] if named else []), False, False, *[True] * len(metrics),
+                                        *([True] if audited else []), False]),
              ""]
     if chart_svg is not None:
         import base64
@@ -538,6 +547,17 @@ def trend_markdown(suite: str, points: Sequence[Mapping[str, Any]], metrics: Seq
     if page_link:
         lines.append(f"[The suite's page]({page_link})")
     return "\n".join(lines).rstrip("\n") + "\n"
+
+
+def _kappa(point: Mapping[str, Any]) -> str:
+    """A point's kappa as the trend shows it: with its audit's size; "pending" when the audit
+    is not answered; blank without a judge."""
+    if "kappa" not in point:
+        return ""
+    if not point.get("audited_queries"):
+        return "pending"
+    kappa = point["kappa"]
+    return ("undefined" if kappa is None else f"{kappa:.3f}") + f" ({point['audited_queries']} queries)"
 
 
 def trend_chart_svg(suite: str, points: Sequence[Mapping[str, Any]], metrics: Sequence[str],

@@ -297,6 +297,8 @@ def judge_audit_lines(document: dict[str, Any]) -> list[str]:
     audit = document.get("audit")
     if not audit:
         return []
+    if audit.get("pending"):
+        return [f"The judge's labels wait for people's audit of {audit['pending']} sampled queries ({audit['rule']})."]
     kappa = "undefined" if audit["kappa"] is None else f"{audit['kappa']:.3f}"
     line = f"People audited {audit['queries']} queries; the judge agrees with them at kappa {kappa}"
     if audit["set_aside"]:

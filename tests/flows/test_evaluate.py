@@ -119,15 +119,20 @@ def test_goldkeeper_demo_runs_the_whole_lifecycle_end_to_end(tmp_path, monkeypat
         assert json.loads(Path(entry["report"].removeprefix("file://")).read_text())["judgments"]["drift"]["split"] == split
     queue = next((tmp_path / "store" / "queue" / "help-center").iterdir()).read_text().splitlines()
     assert sorted(json.loads(line)["status"] for line in queue) == ["MERGED"] * 2 + ["ORPHANED"] + ["SPLIT"] * 4
-    # With the stub judge: it answers the 7 queued items, people audit 3 (at most 3 asked),
-    # and the suite is scored on PPI++ estimates of its metrics.
-    assert "a STUB judge on loopback" in judged and "the judge graded 13 of 13 candidate(s)" in judged
-    assert "7 queued item(s) before the judge, 3 after (3 to audit, 0 the judge could not answer)" in judged
-    assert re.search(r"audited 3 item\(s\) of 3 sampled queries .*: kappa 1\.000", judged)
+    # With the stub judge: it answers the 7 queued items and grades the runs' unjudged top-5
+    # chunks (the pool), people audit 3 queries (at most 3 asked), and the suite is scored on
+    # PPI++ estimates of its metrics.
+    assert "a STUB judge on loopback" in judged and "the judge graded 48 of 48 candidate(s)" in judged
+    assert "7 queued item(s) before the judge, 4 after (4 to audit, 0 the judge could not answer)" in judged
+    assert "it also graded 35 unjudged chunk(s) of the runs' top k" in judged
+    assert re.search(r"audited 4 item\(s\) of 3 sampled queries .*: kappa 1\.000", judged)
     judged_history = read_history(f"file://{tmp_path}/store", "help-center-judged")
-    assert [e["verdict"] for e in judged_history] == ["INDETERMINATE"] * 2 + ["PASS"] * 2  # before, after the audit
-    report = json.loads(Path(judged_history[-1]["report"].removeprefix("file://")).read_text())
-    assert report["metrics"]["recall@1"]["ci_method"] == "ppi++" and report["audit"]["kappa"] == 1.0
+    assert [e["verdict"] for e in judged_history[:2]] == ["INDETERMINATE"] * 2  # before the audit
+    for entry in judged_history[2:]:
+        report = json.loads(Path(entry["report"].removeprefix("file://")).read_text())
+        recall = report["metrics"]["recall@1"]
+        assert recall["ci_method"] == "ppi++" and report["audit"]["kappa"] == 1.0 and entry["kappa"] == 1.0
+        assert f"recall@1 {recall['value']:.3f} [{recall['ci'][0]:.3f}, {recall['ci'][1]:.3f}] (ppi++" in judged
     again = run_cli("demo", "--storage", f"file://{tmp_path}/store", cwd=tmp_path)
     assert again.code == 0 and "re-anchored 0 label(s); new judgments version: none" in again.stdout
     assert len(list((tmp_path / "store" / "reports" / "help-center").iterdir())) == 4  # nothing twice

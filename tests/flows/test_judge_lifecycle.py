@@ -54,10 +54,13 @@ def _suite(tmp_path, storage: str, judge_url: str, **judge) -> dict:
         mine = [c for c in after if c["doc_uri"] == uri]
         for c in mine:
             truth[(query, c["text"])] = 1 if c["ordinal"] == 0 else 0
-        others = [c["chunk_id"] for c in after if c["doc_uri"] != uri][:3]
+        others = [c for c in after if c["doc_uri"] != uri][:3]
+        for c in others:  # ranked, never labelled for this query: the pool, not relevant
+            truth[(query, c["text"])] = 0
         # the retriever finds the answer first on most queries, second on every fifth
         ranked = [c["chunk_id"] for c in mine]
-        run.append({"query_id": f"q{n:02d}", "ranking": (ranked[::-1] if n % 5 == 0 else ranked) + others})
+        run.append({"query_id": f"q{n:02d}", "ranking": (ranked[::-1] if n % 5 == 0 else ranked)
+                    + [c["chunk_id"] for c in others]})
     (tmp_path / "chunks-v2.jsonl").write_text("".join(json.dumps(c) + "\n" for c in new))
     (tmp_path / "run.jsonl").write_text("".join(json.dumps(r) + "\n" for r in run))
     write_judgments_version(storage, "kb", b"".join(dump_rows(labels)), None)
@@ -75,14 +78,17 @@ def _answer_audit(storage: str, outcome: dict, grade_first: bool = True, then_st
     from goldkeeper.flows.rejudge import rejudge
 
     worker = threading.Thread(target=lambda: outcome.update(rejudge(
-        suite="kb", storage_url=storage, batch=8, poll_interval=1, timeout=300)))
+        suite="kb", storage_url=storage, batch=20, poll_interval=1, timeout=300)))
     worker.start()
     paused = paused_run(storage)
-    form = json.loads(_input_schema(paused))
-    items = sorted({name.split("_")[1] for name in form["properties"] if name.startswith("item_")}, key=int)
-    assert "Audit the judge" in form["properties"]["reviewer"]["description"]
-    assert not any("stub-judge" in json.dumps(p) for p in form["properties"].values()), "the judge's grade is shown"
-    resume_flow_run(paused.id, run_input={"reviewer": "ana", **({f"item_{n}_1_1": True for n in items}
+    form = json.loads(_input_schema(paused))["properties"]
+    items = sorted({name.split("_")[1] for name in form if name.startswith("item_")}, key=int)
+    assert "Audit the judge" in form["reviewer"]["description"]
+    assert not any("stub-judge" in json.dumps(p) for p in form.values()), "the judge's grade is shown"
+    # the split paragraphs' first sentences answer; the pool's chunks (other documents) do not
+    split = [n for n in items if "**SPLIT**" in form[f"item_{n}_1_1"]["description"]]
+    assert split and len(split) < len(items)
+    resume_flow_run(paused.id, run_input={"reviewer": "ana", **({f"item_{n}_1_1": True for n in split}
                                                                 if grade_first else {})})
     if then_stop:
         from tests.flows.conftest import next_form
@@ -130,19 +136,26 @@ def test_the_lifecycle_judges_people_audit_a_sample_and_the_gate_reads_ppi_inter
     drift = outcome["drift"]
     assert drift["split"] == QUERIES and drift["valid"] + drift["re_anchorable"] == UNCHANGED
     summary, workload = outcome["judge"]["summary"], outcome["judge"]["workload"]
-    assert (summary["pairs"], summary["graded"], summary["errors"]) == (2 * QUERIES, 2 * QUERIES, 0)
-    assert workload == {"queued": QUERIES, "judged": QUERIES, "audited": 8, "for_people": 8}
+    pool = 3 * (QUERIES + UNCHANGED)  # each query's run ranks 3 chunks of other documents nobody graded for it
+    assert (summary["pairs"], summary["graded"], summary["errors"]) == (2 * QUERIES + pool,) * 2 + (0,)
+    _, record, people = read_latest_audit(storage, "kb")
+    audited = {item["query_id"] for item in record["items"] if item["action"] == "rejudge"}
+    assert workload == {"queued": QUERIES, "judged": QUERIES, "pooled": QUERIES + UNCHANGED, "pooled_labels": pool,
+                        "audited": 8 + len(audited), "for_people": 8 + len(audited)}  # a pool item per query
     (evaluation,) = outcome["evaluations"].values()
     assert evaluation["verdict"] == "INDETERMINATE" and "not audited yet: 8 sampled queries" in evaluation["message"]
+    pending = _artifacts(["goldkeeper-kb-summary"])["goldkeeper-kb-summary"].data
+    assert "The judge's labels wait for people's audit of 8 sampled queries" in pending
     data, _ = read_current_judgments(storage, "kb")
     judged = [json.loads(line) for line in data.decode().splitlines() if "synthetic:stub-judge" in line]
-    assert len(judged) == 2 * QUERIES and all(row["prompt_sha"] == summary["prompt_sha"] for row in judged)
-    _, record, people = read_latest_audit(storage, "kb")
-    assert people is None and len(record["queries"]) == 8 and len(record["items"]) == 8
-    assert set(record["queries"]) <= {f"q{n:02d}" for n in range(QUERIES)}
+    assert len(judged) == 2 * QUERIES + pool and all(row["prompt_sha"] == summary["prompt_sha"] for row in judged)
+    assert sum("pooled_from" in row for row in judged) == pool
+    assert people is None and len(record["queries"]) == 8 and len(record["items"]) == 8 + len(audited)
+    assert set(record["queries"]) <= {f"q{n:02d}" for n in range(QUERIES + UNCHANGED)}  # the pool: every query
     assert {int(q[1:]) % 2 for q in record["queries"]} == {0, 1}  # both strata sampled
     artifact = _artifacts(["goldkeeper-kb-judge"])["goldkeeper-kb-judge"]
-    assert "**for people now** | **8**" in artifact.data and "graded 48 of 48 candidate(s)" in artifact.data
+    assert f"**for people now** | **{8 + len(audited)}**" in artifact.data
+    assert f"graded {2 * QUERIES + pool} of {2 * QUERIES + pool} candidate(s)" in artifact.data
     api = prefect_server["PREFECT_API_URL"]
     assert events_about(api, "goldkeeper.suite.kb", "goldkeeper.judge.answered")
     opened = events_about(api, "goldkeeper.suite.kb", "goldkeeper.audit.opened")
@@ -154,19 +167,24 @@ def test_the_lifecycle_judges_people_audit_a_sample_and_the_gate_reads_ppi_inter
     assert not answered["audit"]["set_aside"]
     assert "PASS" in answered["evaluation"] or "passed" in answered["evaluation"]
     _, _, people = read_latest_audit(storage, "kb")
-    assert len(people) == 16 and {row["labeled_by"] for row in people} == {"human:ana"}
+    assert len(people) == 2 * len(audited) + 3 * 8 and {row["labeled_by"] for row in people} == {"human:ana"}
     latest = read_history(storage, "kb")[-1]
     assert latest["kappa"] == pytest.approx(1.0) and latest["audited_queries"] == 8
     report = json.loads((tmp_path / latest["report"].removeprefix(f"file://{tmp_path}/")).read_text())
     recall = report["metrics"]["recall@1"]
     assert recall["ci_method"] == "ppi++" and recall["ci"][0] <= recall["value"] <= recall["ci"][1]
     # every fifth query of the split ones ranks the answer second: 5 of 30 miss at 1, and the
-    # judge, right on every pair, says so; PPI++ (power-tuned, stratified with the 6 queries
-    # people labelled before) covers it
+    # judge, right on every pair, says so; PPI++ (power-tuned) covers it
     assert recall["judge_value"] == pytest.approx(25 / 30) and recall["ci"][0] <= 25 / 30 <= recall["ci"][1]
     estimate = report["audit"]["estimates"]["recall@1"]
-    assert estimate["n_labeled"] == UNCHANGED + 8 and estimate["n_unlabeled"] == QUERIES - 8
+    assert estimate["n_labeled"] == 8 and estimate["n_unlabeled"] == QUERIES + UNCHANGED - 8  # the pool: all judged
     assert report["audit"]["queries"] == 8 and report["verdict"]["status"] == "PASS"
+    # the pool: every chunk of every query's top 5 is now graded (by the judge, audited)
+    assert report["metrics"]["judged@5"]["judge_value"] == pytest.approx(1.0)
+    summary_artifact = _artifacts(["goldkeeper-kb-summary"])["goldkeeper-kb-summary"].data
+    assert "People audited 8 queries; the judge agrees with them at kappa 1.000" in summary_artifact
+    assert "Measured against" in summary_artifact  # the judge's bias, in words
+    assert "judge's kappa" in _artifacts(["goldkeeper-kb-trend"])["goldkeeper-kb-trend"].data
     answered_events = events_about(api, "goldkeeper.suite.kb", "goldkeeper.audit.answered")
     assert answered_events[0]["payload"]["kappa"] == pytest.approx(1.0)
 
@@ -184,13 +202,13 @@ def test_a_judge_below_the_kappa_floor_is_set_aside_and_the_whole_queue_goes_to_
     suite = _suite(tmp_path, storage, url, audit_at_most=8, kappa_floor=0.6)
     judge.truth = suite["truth"]
     outcome = finished(on_reindex, suite="kb", chunks_url=suite["chunks"], storage_url=storage)
-    assert outcome["judge"]["workload"]["for_people"] == 8
+    assert outcome["judge"]["workload"]["pooled_labels"] == 3 * (QUERIES + UNCHANGED)
     answered: dict = {}
     _answer_audit(storage, answered, then_stop=True)
     audit = answered["audit"]
     assert audit["set_aside"] and audit["kappa"] < 0.6
     data, _ = read_current_judgments(storage, "kb")
-    assert b"synthetic:" not in data  # the judge's labels are gone, the stale ones back
+    assert b"synthetic:" not in data  # the judge's labels are gone (the pool's too), the stale ones back
     rows = judgment_rows_of(data, "judgments")
     _, queue = read_latest_queue(storage, "kb")
     assert len(pending_items(queue, rows)) == QUERIES  # the whole queue waits for people

@@ -209,6 +209,7 @@ def _demo_judge(root: str, example: Any, runs: list[str]) -> list[str]:
     from goldkeeper.flows.judging import workload_line
     from goldkeeper.flows.lifecycle import evaluate_suite, on_reindex
     from goldkeeper.flows.rejudge import close_audit
+    from goldkeeper.io.files import read_bytes
     from goldkeeper.io.loading import judgment_rows_of
     from goldkeeper.io.storage import (
         current_judgments_url,
@@ -259,14 +260,19 @@ def _demo_judge(root: str, example: Any, runs: list[str]) -> list[str]:
                  f"queries ({record['rule']}): kappa {kappa}" + ("; the judge is set aside" if closed["set_aside"] else ""))
     state = evaluate_suite(suite=suite, storage_url=root, return_state=True)
     for name, result in outcome_of(state)["evaluations"].items():
-        lines.append(f"  {result.get('system') or name}: {result['message']}; report at "
-                     f"{result['report_url']}")
+        recall = json.loads(read_bytes(result["report_url"]))["metrics"]["recall@1"]
+        low, high = recall["ci"]
+        lines.append(f"  {result.get('system') or name}: recall@1 {recall['value']:.3f} [{low:.3f}, {high:.3f}] "
+                     f"({recall['ci_method']}; the judge's labels alone say {recall['judge_value']:.3f}): "
+                     f"{result['verdict']}; report at {result['report_url']}")
+    lines.append("  (10 queries, 3 audited: an interval this wide is what so few can say; "
+                 "bench/judge_workload.py runs 1,000)")
     return lines
 
 
 def _demo_truth(example: Any, given: dict[tuple[str, str], int]) -> dict[tuple[str, str], int]:
-    """The stub's grades: the demo reviewer's, for every re-chunked piece of each label's
-    document (a piece the reviewer did not grade is 0)."""
+    """The stub's grades: the demo reviewer's, for every live chunk and every labelled query
+    (a chunk the reviewer did not grade for it is 0)."""
     import json
 
     from goldkeeper.core.drift import queue_item_id, snapshot_rows
@@ -277,8 +283,7 @@ def _demo_truth(example: Any, given: dict[tuple[str, str], int]) -> dict[tuple[s
     for line in (example / "judgments.jsonl").read_text().splitlines():
         label = json.loads(line)
         for chunk in chunks:
-            if chunk["doc_uri"] == label["doc_uri"]:
-                truth[(label["query"], chunk["text"])] = given.get((queue_item_id(label), chunk["chunk_id"]), 0)
+            truth[(label["query"], chunk["text"])] = given.get((queue_item_id(label), chunk["chunk_id"]), 0)
     return truth
 
 

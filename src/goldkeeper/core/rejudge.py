@@ -29,7 +29,7 @@ from goldkeeper.errors import InputError, describe_value
 from goldkeeper.models.judgment import Judgment
 from goldkeeper.models.records import MAX_RELEVANCE, QUEUE_ANSWER, FieldSpec, canonical_judgment
 
-__all__ = ["AppliedAnswers", "Waiting", "apply_answers", "check_answers", "grade_answers", "label_origin", "overlap",
+__all__ = ["AppliedAnswers", "Waiting", "apply_answers", "check_answers", "grade_answers", "label_on", "label_origin", "overlap",
            "pending_items", "reviewer_problem", "walked"]
 
 NONE = "none"
@@ -164,6 +164,20 @@ def _label(judgment: Judgment | Mapping[str, Any]) -> dict[str, Any]:
     return judgment.canonical_dict()
 
 
+def label_on(values: dict[str, Any], chunk: LiveChunk, corpus_fingerprint: str | None, source: str,
+             line: int) -> dict[str, Any]:
+    """An answer's label: ``values`` with the live ``chunk``'s text and its hash and the
+    corpus it was read in, canonical and checked (an answer's ``line`` of ``source``)."""
+    sha = chunk.sha()
+    if sha is not None:
+        values["text_sha"] = sha
+    if chunk.text is not None:
+        values["chunk_text"] = chunk.text
+    if corpus_fingerprint is not None:
+        values["corpus_fingerprint"] = corpus_fingerprint
+    return canonical_judgment(check_row(values, source, line))
+
+
 def apply_answers(
     judgments: Iterable[Judgment | Mapping[str, Any]], answers: Mapping[str, list[tuple[int, dict[str, Any]]]],
     queue: Mapping[str, Mapping[str, Any]], live: Mapping[str, LiveChunk], corpus_fingerprint: str | None,
@@ -211,14 +225,7 @@ def apply_answers(
             values.pop("prompt_sha", None)
             if isinstance(answer.get("prompt_sha"), str):  # a judge's: the prompt it answered
                 values["prompt_sha"] = answer["prompt_sha"]
-            sha = chunk.sha()
-            if sha is not None:
-                values["text_sha"] = sha
-            if chunk.text is not None:
-                values["chunk_text"] = chunk.text
-            if corpus_fingerprint is not None:
-                values["corpus_fingerprint"] = corpus_fingerprint
-            out.append(canonical_judgment(check_row(values, source, line)))
+            out.append(label_on(values, chunk, corpus_fingerprint, source, line))
     already = sum(1 for item_id in answers if item_id not in found)
     return AppliedAnswers(out, replaced, removed, already, len(queue) - len(answers))
 

@@ -172,10 +172,17 @@ def _stratified(pairs: list[tuple[float, float]], others: list[float], known: li
 
 def fully_judged(items: Iterable[Mapping[str, Any]], answers: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """The queue items whose every candidate has one of the judge's ``answers`` (queue-answer
-    rows), in queue order."""
+    rows), in queue order; a pool item (``action`` judge, whose candidates stand alone) with
+    the candidates the judge graded, when it graded any."""
     graded = {(answer["item_id"], answer["chunk_id"]) for answer in answers}
-    return [dict(item) for item in items if item.get("candidates")
-            and all((item["item_id"], c["chunk_id"]) in graded for c in item["candidates"])]
+    found = []
+    for item in items:
+        done = [c for c in item.get("candidates") or [] if (item["item_id"], c["chunk_id"]) in graded]
+        if item.get("action") == "judge" and done:
+            found.append({**item, "candidates": done})
+        elif done and len(done) == len(item["candidates"]):
+            found.append(dict(item))
+    return found
 
 
 def plan_audit(items: Sequence[Mapping[str, Any]], *, width: float | None, at_most: int | None, seed: int = 0,
@@ -232,11 +239,13 @@ def replaced_item(row: Mapping[str, Any]) -> str | None:
 def set_aside(rows: Iterable[Mapping[str, Any]], before: Iterable[Mapping[str, Any]], item_ids: Iterable[str]
               ) -> list[dict[str, Any]]:
     """``rows`` with the judge's labels of ``item_ids`` taken out and the labels they replaced
-    (found in ``before``, the judgments the judge answered) put back, to wait for people. A
-    label people have answered since is kept as they answered it."""
+    (found in ``before``, the judgments the judge answered) put back, to wait for people; the
+    labels it added to the pool (``pooled_from``) are removed. A label people have answered
+    since is kept as they answered it."""
     from goldkeeper.core.rejudge import label_origin
 
     wanted = set(item_ids)
+    rows = [row for row in rows if not (judges(row) and row.get("pooled_from") in wanted)]
     taken = {replaced_item(row) for row in rows if judges(row) and replaced_item(row) in wanted}
     kept = [dict(row) for row in rows if not (judges(row) and replaced_item(row) in taken)]
     return kept + [dict(row) for row in before if label_origin(row) in taken and not replaced_item(row)]

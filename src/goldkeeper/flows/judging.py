@@ -1,8 +1,12 @@
 """The suite's LLM judge answers the queue first, and people audit a sample of its work
 (spec/judge.md): the lifecycle's judge step, between the queue and the scores.
 
-    judge_queue = judge_queued -> live_chunks -> merge (a new judgments version)
-                  -> plan_audit -> publish_audit; artifact and events
+    judge_queue = [pool_of_runs] -> judge_queued -> live_chunks -> merge (a new judgments
+                  version) -> plan_audit -> publish_audit; artifact and events
+
+With the suite's runs it also completes the pool (``core.pool``): the live chunks the runs
+rank in their top k that nobody graded for the query are graded too, and added as labels, so
+judged@k rises after a re-chunk; they are audited with the rest.
 
 Only the items whose every candidate the judge graded take its answers; an item with one
 error (HTTP, timeout, refusal, malformed or out-of-scale answer) waits for people whole. The
@@ -28,12 +32,16 @@ from goldkeeper.io.storage import publish_audit, suite_slug, write_judgments_ver
 __all__ = ["judge_queue", "judge_queued", "live_chunks", "workload_line"]
 
 
-@step(timeout_seconds=1800)
-def live_chunks(corpus_url: str, wanted: list[str]):
-    """The chosen chunks as they are live now, and the snapshot's fingerprint."""
+def _live(corpus_url: str, wanted: list[str]):
     corpus = open_corpus(corpus_url)
     chosen = set(wanted)
     return {chunk.chunk_id: chunk for chunk in corpus if chunk.chunk_id in chosen}, corpus.corpus_fingerprint
+
+
+@step(timeout_seconds=1800)
+def live_chunks(corpus_url: str, wanted: list[str]):
+    """The chosen chunks as they are live now, and the snapshot's fingerprint."""
+    return _live(corpus_url, wanted)
 
 
 @step(timeout_seconds=7200)
@@ -51,11 +59,33 @@ def judge_queued(items: list[dict[str, Any]], judge: dict[str, Any], top: int, l
                      timeout=judge["timeout"], retries=judge["retries"], rate=judge.get("rate"))
 
 
+@step(timeout_seconds=1800)
+def pool_of_runs(labels: list[dict[str, Any]], items: list[dict[str, Any]], run_urls: list[str], depth: int,
+                 corpus_url: str) -> list[dict[str, Any]]:
+    """The unjudged live chunks of the runs' top ``depth`` that no queue item asks about, as
+    pool items (``core.pool``)."""
+    from goldkeeper.core.pool import pool_items
+    from goldkeeper.io.loading import load_run_prefixes
+
+    runs = [load_run_prefixes(url, None, depth)[0] for url in run_urls]
+    labelled = {(row["query_id"], row.get("chunk_id")) for row in labels}
+    wanted = sorted({chunk for run in runs for query_id, ranking in run for chunk in ranking
+                     if (query_id, chunk) not in labelled})
+    live, _ = _live(corpus_url, wanted)
+    return pool_items(labels, runs, depth, live, items)
+
+
 @step(timeout_seconds=600)
-def merge_judge_answers(labels, items: list[dict[str, Any]], answers: list[dict[str, Any]], live, fingerprint) -> bytes:
+def merge_judge_answers(labels, items: list[dict[str, Any]], pool: list[dict[str, Any]], answers: list[dict[str, Any]],
+                        live, fingerprint) -> bytes:
+    """The judgments with the judge's answers: queue items' labels replaced, pool labels added."""
+    from goldkeeper.core.pool import pooled_labels
+
     queue = {item["item_id"]: item for item in items}
-    checked = check_answers(list(enumerate(answers, start=1)), queue, live, "the judge's answers")
-    return b"".join(dump_rows(apply_answers(labels, checked, queue, live, fingerprint, "the judge's answers").judgments))
+    mine = [answer for answer in answers if answer["item_id"] in queue]
+    checked = check_answers(list(enumerate(mine, start=1)), queue, live, "the judge's answers")
+    rows = apply_answers(labels, checked, queue, live, fingerprint, "the judge's answers").judgments
+    return b"".join(dump_rows([*rows, *pooled_labels(pool, answers, live, fingerprint)]))
 
 
 @step(timeout_seconds=300)
@@ -70,29 +100,40 @@ def open_audit(storage_url: str, suite: str, record: dict[str, Any]) -> str:
 
 def workload_line(workload: dict[str, int]) -> str:
     """People's workload before and after the judge, in words."""
+    pooled = (f"; it also graded {workload['pooled_labels']} unjudged chunk(s) of the runs' top k"
+              if workload.get("pooled_labels") else "")
     return (f"people's workload: {workload['queued']} queued item(s) before the judge, {workload['for_people']} after "
-            f"({workload['audited']} to audit, {workload['queued'] - workload['judged']} the judge could not answer)")
+            f"({workload['audited']} to audit, {workload['queued'] - workload['judged']} the judge could not answer)"
+            + pooled)
 
 
 def judge_queue(storage_url: str, suite: str, judge: dict[str, Any], max_grade: int, items: list[dict[str, Any]],
                 labels: list[dict[str, Any]], sha: str, corpus_url: str, stamp: str,
-                queue_url: str | None) -> dict[str, Any]:
+                queue_url: str | None, run_urls: list[str] = (), depth: int = 10) -> dict[str, Any] | None:
     """The judge's step of the lifecycle on the queue ``items`` of the judgments ``labels``
-    (the current version, ``sha``): what it did, the new version, the audit's URL and record."""
-    judged = judge_queued(items, judge, max_grade, stamp)
+    (the current version, ``sha``), and on the unjudged chunks of the top ``depth`` of the
+    runs at ``run_urls``: what it did, the new version, the audit's URL and record; None when
+    there is nothing to ask it (a repeated event, after it answered)."""
+    pool = pool_of_runs(labels, items, list(run_urls), depth, corpus_url) if run_urls else []
+    if not (items or pool):
+        return None
+    judged = judge_queued(items + pool, judge, max_grade, stamp)
     taken = fully_judged(items, judged["answers"])
+    pooled = fully_judged(pool, judged["answers"])
     ids = {item["item_id"] for item in taken}
-    answers = [answer for answer in judged["answers"] if answer["item_id"] in ids]
+    pool_ids = {item["item_id"] for item in pooled}
+    answers = [answer for answer in judged["answers"] if answer["item_id"] in ids | pool_ids]
     version = audit_url = None
-    plan = plan_audit(taken, width=judge.get("audit_width"), at_most=judge.get("audit_at_most"),
+    plan = plan_audit(taken + pooled, width=judge.get("audit_width"), at_most=judge.get("audit_at_most"),
                       seed=judge.get("seed", 0),
                       strata={row["query_id"]: row["stratum"] for row in labels if row.get("stratum")})
-    workload = {"queued": len(items), "judged": len(taken), "audited": len(plan["items"]),
+    workload = {"queued": len(items), "judged": len(taken), "pooled": len(pooled),
+                "pooled_labels": sum(len(item["candidates"]) for item in pooled), "audited": len(plan["items"]),
                 "for_people": len(items) - len(taken) + len(plan["items"])}
     record = None
-    if taken:
+    if taken or pooled:
         live, fingerprint = live_chunks(corpus_url, sorted({answer["chunk_id"] for answer in answers}))
-        data = merge_judge_answers(labels, items, answers, live, fingerprint)
+        data = merge_judge_answers(labels, items, pooled, answers, live, fingerprint)
         version, _ = write_judged_version(storage_url, suite, data, sha)
         from goldkeeper.io.loading import judgment_rows_of
 
@@ -101,8 +142,9 @@ def judge_queue(storage_url: str, suite: str, judge: dict[str, Any], max_grade: 
         record = {"format": "goldkeeper-audit/1", "suite": suite, "opened_at": stamp, "model": judge["model"],
                   "prompt_sha": judged["summary"]["prompt_sha"], "rule": plan["rule"], "seed": plan["seed"],
                   "kappa_floor": judge.get("kappa_floor"), "queries": plan["queries"], "items": plan["items"],
-                  "judged_items": sorted(ids), "queue_url": queue_url,
-                  "judge_labels": [row for row in rows if (row.get("rejudged_from") or {}).get("item_id") in audited],
+                  "judged_items": sorted(ids | pool_ids), "queue_url": queue_url,
+                  "judge_labels": [row for row in rows if (row.get("rejudged_from") or {}).get("item_id") in audited
+                                   or row.get("pooled_from") in audited],
                   "replaced_labels": [row for row in labels if label_origin(row) in ids], "workload": workload}
         audit_url = open_audit(storage_url, suite, record)
     show_judge(suite, judged["summary"], judged["failed"], workload, plan, version, audit_url)

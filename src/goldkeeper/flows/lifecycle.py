@@ -236,10 +236,10 @@ def on_reindex(
         data = fixed
     queue_url = publish_rejudgment_queue(storage_url, suite, items, stamp)
     judged = None
-    if config is not None and config.judge is not None and items:
+    if config is not None and config.judge is not None and (items or run_urls):
         judged = judge_queue(storage_url, suite, config.judge.model_dump(), config.max_grade, items,
                              judgment_rows_of(data, current_judgments_url(storage_url, suite)), sha, corpus_url, stamp,
-                             queue_url)
+                             queue_url, run_urls, max(k))
     if config is not None and config.corpus_url != corpus_url:
         record_corpus(storage_url, config, corpus_url)
     waiting = Waiting.of(items)

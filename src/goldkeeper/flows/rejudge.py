@@ -417,8 +417,9 @@ def close_audit(storage_url: str, suite: str, url: str, record: dict[str, Any], 
         version, _ = write_version(storage_url, suite, b"".join(dump_rows(set_aside(rows, record["replaced_labels"],
                                                                                    record["judged_items"]))), sha)
         queue_url, _ = read_queue(storage_url, suite)
-        publish_left(storage_url, suite, returned_items(record, queue_url), now())
-        returned = len(record["judged_items"])
+        back = returned_items(record, queue_url)
+        publish_left(storage_url, suite, back, now())
+        returned = len({item["item_id"] for item in back} & set(record["judged_items"]))
     kappa = audit.kappa if audit is not None else None
     create_markdown_artifact(key=f"goldkeeper-{suite_slug(suite)}-audit",
                              markdown=audit_markdown(suite, record, kappa, below, returned),

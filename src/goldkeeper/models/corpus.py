@@ -75,8 +75,9 @@ class QueueItem(BaseModel):
     model_config = ConfigDict(extra="allow", title="goldkeeper re-judgment queue item")
 
     item_id: str = Field(pattern=r"^rq1:[0-9a-f]{24}$", description="Stable: the same label gives the same id.")
-    action: str = Field(pattern=r"^(rejudge|review)$")
-    status: str = Field(pattern=r"^(SPLIT|ORPHANED|MERGED)$")
+    action: str = Field(pattern=r"^(rejudge|review|judge)$",
+                        description="judge: an unjudged chunk of a run's top k, for the judge (pool completion).")
+    status: str = Field(pattern=r"^(SPLIT|ORPHANED|MERGED|UNJUDGED)$")
     query_id: str
     query: str | None = None
     doc_uri: str
