@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import re
 import threading
 
 import pytest
@@ -88,15 +89,54 @@ def _answer_audit(storage: str, outcome: dict, grade_first: bool = True, then_st
     # the split paragraphs' first sentences answer; the pool's chunks (other documents) do not
     split = [n for n in items if "**SPLIT**" in form[f"item_{n}_1_1"]["description"]]
     assert split and len(split) < len(items)
+    # (_sync: where Playwright's loop runs in this thread, Prefect would hand back a coroutine)
     resume_flow_run(paused.id, run_input={"reviewer": "ana", **({f"item_{n}_1_1": True for n in split}
-                                                                if grade_first else {})})
+                                                                if grade_first else {})}, _sync=True)
     if then_stop:
         from tests.flows.conftest import next_form
 
         next_form(paused.id, paused.state.state_details.run_input_keyset["schema"])
-        resume_flow_run(paused.id, run_input={"reviewer": "ana", "stop": True})
+        resume_flow_run(paused.id, run_input={"reviewer": "ana", "stop": True}, _sync=True)
     worker.join(300)
     assert not worker.is_alive()
+
+
+def _audit_in_the_browser(prefect_server, storage: str, browser) -> None:
+    """The rejudge flow in a process of its own, its audit form answered in Prefect's UI at
+    1280x720 with the mouse: the name typed, the first sentence of each split paragraph
+    switched on, the pool's chunks (other documents) left off."""
+    from playwright.sync_api import expect
+
+    from tests.browser import SCREENSHOTS, new_page
+    from tests.flows.test_ui_in_a_browser import (
+        _field,
+        _rejudge_in_a_process,
+        _resume_form,
+        _submit_and_finish,
+        _switch,
+    )
+
+    with _rejudge_in_a_process(prefect_server, suite="kb", storage_url=storage, batch=20) as flow:
+        paused = paused_run(storage)
+        form = json.loads(_input_schema(paused))["properties"]
+        assert not any("stub-judge" in json.dumps(p) for p in form.values()), "the judge's grade is shown"
+        split = [name for name, field in form.items() if name.endswith("_1_1") and "**SPLIT**" in field["description"]]
+        pool = [name for name, field in form.items() if name.endswith("_1_1") and "**UNJUDGED**" in field["description"]]
+        assert split and pool and len(split) + len(pool) == len([n for n in form if n.endswith("_none")])
+        page = new_page(browser, 1280, 720)
+        dialog = _resume_form(page, prefect_server["PREFECT_API_URL"].removesuffix("/api"), paused.id)
+        expect(dialog.get_by_text(re.compile(r"Audit the judge: items 1 to \d+ of \d+ in kb \(8 sampled queries\)"))
+               ).to_be_visible()
+        page.screenshot(path=str(SCREENSHOTS / "13a-audit-form-1280x720-top.png"))
+        dialog.locator("textarea, input[type=text]").first.fill("ana")
+        for name in split:
+            _switch(dialog, form[name]["title"]).click()
+            expect(_switch(dialog, form[name]["title"])).to_have_attribute("aria-checked", "true")
+        first_pool = form[pool[0]]["title"]
+        _field(dialog, first_pool).first.scroll_into_view_if_needed()
+        expect(dialog.get_by_text("nobody had graded them for this query").first).to_be_visible()
+        page.screenshot(path=str(SCREENSHOTS / "13b-audit-form-1280x720-pool-item.png"))
+        _submit_and_finish(dialog, flow)
 
 
 def _input_schema(run) -> str:
@@ -122,10 +162,11 @@ def stub():
         judge.stop()
 
 
-def test_the_lifecycle_judges_people_audit_a_sample_and_the_gate_reads_ppi_intervals(tmp_path, stub, prefect_server):
+def test_the_lifecycle_judges_people_audit_a_sample_and_the_gate_reads_ppi_intervals(tmp_path, stub, prefect_server,
+                                                                                     browser):
     from goldkeeper.flows.lifecycle import on_reindex
     from goldkeeper.io.storage import read_current_judgments, read_history, read_latest_audit
-    from tests.flows.test_evaluate import _artifacts
+    from tests.flows.test_ui_in_a_browser import _artifacts  # the sync client: Playwright's loop is in this thread
     from tests.flows.test_verdicts import events_about
 
     storage = f"file://{tmp_path}/store"
@@ -161,11 +202,11 @@ def test_the_lifecycle_judges_people_audit_a_sample_and_the_gate_reads_ppi_inter
     opened = events_about(api, "goldkeeper.suite.kb", "goldkeeper.audit.opened")
     assert opened[0]["payload"]["queries"] == 8
 
-    answered: dict = {}
-    _answer_audit(storage, answered)
-    assert answered["audit"]["done"] and answered["audit"]["kappa"] == pytest.approx(1.0)
-    assert not answered["audit"]["set_aside"]
-    assert "PASS" in answered["evaluation"] or "passed" in answered["evaluation"]
+    _audit_in_the_browser(prefect_server, storage, browser)
+    _, _, people = read_latest_audit(storage, "kb")
+    assert people is not None
+    audit_artifact = _artifacts(["goldkeeper-kb-audit"])["goldkeeper-kb-audit"].data
+    assert "agrees with them at Cohen's kappa 1.000 (floor 0.6)" in audit_artifact
     _, _, people = read_latest_audit(storage, "kb")
     assert len(people) == 2 * len(audited) + 3 * 8 and {row["labeled_by"] for row in people} == {"human:ana"}
     latest = read_history(storage, "kb")[-1]
