@@ -258,3 +258,43 @@ def test_a_judge_below_the_kappa_floor_is_set_aside_and_the_whole_queue_goes_to_
     latest = read_history(storage, "kb")[-1]
     assert latest["verdict"] == "INDETERMINATE" and latest["kappa"] < 0.6
     assert any("below the floor of 0.6" in reason for reason in latest["reasons"])
+
+
+def test_a_judge_that_cannot_answer_fails_closed_and_the_whole_queue_waits_for_people(tmp_path, prefect_server):
+    """An endpoint nobody listens on: every pair is an error, no label is the judge's, no
+    audit opens, and the evaluations score as they would without a judge. A key the worker
+    does not have: the judge is not asked at all, and an event says so."""
+    import socket
+
+    from goldkeeper.core.rejudge import pending_items
+    from goldkeeper.flows.lifecycle import on_reindex
+    from goldkeeper.io.loading import judgment_rows_of
+    from goldkeeper.io.storage import read_current_judgments, read_latest_audit, read_latest_queue
+    from tests.flows.test_verdicts import events_about
+
+    with socket.socket() as probe:  # a port that was free a moment ago: nothing listens there
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    storage = f"file://{tmp_path}/store"
+    suite = _suite(tmp_path, storage, f"http://127.0.0.1:{port}/v1", retries=0)
+    outcome = finished(on_reindex, suite="kb", chunks_url=suite["chunks"], storage_url=storage)
+    summary = outcome["judge"]["summary"]
+    assert summary["graded"] == 0 and summary["errors"] == summary["pairs"] > 0
+    assert set(summary["error_kinds"]) == {"network"}
+    assert outcome["judge"]["audit_url"] is None and read_latest_audit(storage, "kb") is None
+    data, _ = read_current_judgments(storage, "kb")
+    assert b"synthetic:" not in data
+    _, queue = read_latest_queue(storage, "kb")
+    assert len(pending_items(queue, judgment_rows_of(data, "judgments"))) == QUERIES
+    (evaluation,) = outcome["evaluations"].values()
+    assert "audit" not in evaluation["message"]  # scored as without a judge
+
+    from goldkeeper.io.storage import read_suite, write_suite
+
+    config = read_suite(storage, "kb")
+    write_suite(storage, config.model_copy(update={"judge": config.judge.model_copy(
+        update={"api_key_env": "GOLDKEEPER_TEST_KEY_NOBODY_SET"})}))
+    again = finished(on_reindex, suite="kb", chunks_url=suite["chunks"], storage_url=storage)
+    assert again["judge"] is None
+    failed = events_about(prefect_server["PREFECT_API_URL"], "goldkeeper.suite.kb", "goldkeeper.judge.failed")
+    assert "GOLDKEEPER_TEST_KEY_NOBODY_SET" in failed[0]["payload"]["error"]

@@ -83,3 +83,10 @@ def test_the_batch_header_names_the_batch_the_kinds_and_what_was_wrong():
     assert header.startswith("**Not saved: change what is said here, then submit again.**\n\n\n- your name is empty")
     assert "#### Re-judge 5 of the 7 waiting in Refunds (5 to re-judge, 2 to confirm)" in header
     assert "Not saved" not in batch_markdown("Refunds", 5, Waiting(5, 2), 2)
+
+
+def test_in_an_audit_none_grades_the_candidates_0_and_removes_nothing():
+    from goldkeeper.flows.rejudge import answer_form
+
+    title = _schema(answer_form(ITEMS, 1, "header", audit=True))["properties"]["item_1_none"]["title"]
+    assert title == "1: none of these candidates answers it (grade them all 0)"

@@ -197,9 +197,15 @@ def test_the_shipped_deployments_run_on_a_process_worker_for_the_suite_an_event_
         # A FAIL is an answer, not a crash: said once in red, with no traceback in the run's log or the worker's.
         from prefect.client.schemas.filters import LogFilter, LogFilterFlowRunId
 
-        logs = _read(server, lambda client: client.read_logs(
-            log_filter=LogFilter(flow_run_id=LogFilterFlowRunId(any_=[refunds.id]))))
-        said = "\n".join(entry.message for entry in logs)
+        # (the run's process ships its logs in the background: they may land after its final state)
+        deadline = time.monotonic() + 60
+        while True:
+            logs = _read(server, lambda client: client.read_logs(
+                log_filter=LogFilter(flow_run_id=LogFilterFlowRunId(any_=[refunds.id]))))
+            said = "\n".join(entry.message for entry in logs)
+            if "refunds FAIL" in said or time.monotonic() > deadline:
+                break
+            time.sleep(1)
         assert "Traceback" not in said and "unexpected exception" not in said, said[-3000:]
         assert any(entry.level >= 40 and "refunds FAIL" in entry.message for entry in logs), said[-3000:]
         assert "Traceback" not in log and "unexpected exception" not in log, log[-3000:]

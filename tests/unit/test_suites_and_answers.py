@@ -58,6 +58,27 @@ def test_suite_commands_refuse_bad_values_in_one_line_and_write_nothing(tmp_path
     assert broken.code == 2 and "w.json: k:" in broken.stderr
 
 
+def test_suite_set_configures_the_judge_shows_it_and_turns_it_off(tmp_path, monkeypatch):
+    monkeypatch.setenv("PREFECT_API_URL", "")
+    root = f"file://{tmp_path}/store"
+    assert run_cli("suite", "init", "w", "-j", str(FIXTURES / "merge" / "judgments.jsonl"), "--storage", root).code == 0
+    half = run_cli("suite", "set", "w", "--kappa-floor", "0.5", "--storage", root)
+    assert half.code == 2 and "give --judge-url and --judge-model" in half.stderr
+    bad = run_cli("suite", "set", "w", "--judge-url", "ftp://x", "--judge-model", "m", "--storage", root)
+    assert bad.code == 2 and "judge.base_url: must be an http:// or https:// URL" in bad.stderr
+    made = run_cli("suite", "set", "w", "--judge-url", "http://127.0.0.1:8000/v1", "--judge-model", "qwen",
+                   "--audit-at-most", "40", "--kappa-floor", "0.6", "--storage", root)
+    assert made.code == 0, made.stderr
+    shown = run_cli("suite", "show", "w", "--storage", root)
+    assert ("judge: qwen at http://127.0.0.1:8000/v1; people audit enough queries for an interval 0.2 wide, "
+            "at most 40; kappa floor 0.6") in shown.stdout
+    changed = run_cli("suite", "set", "w", "--kappa-floor", "0.7", "--storage", root)  # the rest is kept
+    config = json.loads(run_cli("suite", "show", "w", "--storage", root, "--format", "json").stdout)
+    assert changed.code == 0 and config["judge"]["kappa_floor"] == 0.7 and config["judge"]["model"] == "qwen"
+    assert run_cli("suite", "set", "w", "--judge-url", "off", "--storage", root).code == 0
+    assert "judge: none" in run_cli("suite", "show", "w", "--storage", root).stdout
+
+
 def _queue():
     from goldkeeper.core.drift import classify, parse_corpus, rejudgment_queue
 

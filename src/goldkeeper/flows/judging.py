@@ -19,11 +19,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from prefect import get_run_logger
 from prefect.artifacts import create_markdown_artifact
 
 from goldkeeper.core.judgments import dump_rows
 from goldkeeper.core.rejudge import apply_answers, check_answers, label_origin
 from goldkeeper.core.sampling import fully_judged, plan_audit
+from goldkeeper.errors import UsageError
 from goldkeeper.flows.faults import step
 from goldkeeper.flows.signals import signal
 from goldkeeper.io.snapshots import open_corpus
@@ -117,7 +119,12 @@ def judge_queue(storage_url: str, suite: str, judge: dict[str, Any], max_grade: 
     pool = pool_of_runs(labels, items, list(run_urls), depth, corpus_url) if run_urls else []
     if not (items or pool):
         return None
-    judged = judge_queued(items + pool, judge, max_grade, stamp)
+    try:
+        judged = judge_queued(items + pool, judge, max_grade, stamp)
+    except UsageError as error:  # a key not set on this worker, a prompt that will not do
+        get_run_logger().error(f"{suite}: the judge was not asked ({error}); every queued item waits for people")
+        signal("goldkeeper.judge.failed", suite, {"error": str(error), "queued": len(items)})
+        return None
     taken = fully_judged(items, judged["answers"])
     pooled = fully_judged(pool, judged["answers"])
     ids = {item["item_id"] for item in taken}

@@ -81,7 +81,7 @@ def _grade_field(n: int, j: int, grade: int) -> str:
 
 
 def answer_form(items: list[dict[str, Any]], max_grade: int, header: str,
-                given: dict[str, Any] | None = None) -> type[RunInput]:
+                given: dict[str, Any] | None = None, audit: bool = False) -> type[RunInput]:
     """A RunInput in which every text a reviewer must read stands in the description of the
     field that answers it (Prefect renders a field's description as markdown in the modal's
     scroll area; the modal's own description is squeezed to nothing at ordinary heights). All
@@ -96,6 +96,7 @@ def answer_form(items: list[dict[str, Any]], max_grade: int, header: str,
       gone (either way the label is removed);
     - ``stop``: no batch after this one.
 
+    In an ``audit`` of the judge, "none" grades the item's candidates 0 and removes nothing.
     ``given``: values to fill in (the answers of a form asked again). ``with_initial_data``
     would drop the fields' titles and descriptions.
     """
@@ -118,8 +119,9 @@ def answer_form(items: list[dict[str, Any]], max_grade: int, header: str,
             for grade in range(1, max_grade + 1):
                 name = _grade_field(n, j, grade)
                 fields[name] = switch(name, f"{n}.{j} {grade_words(grade, max_grade)}", text if grade == 1 else None)
+        none = "grade them all 0" if audit else "remove the label"
         fields[f"item_{n}_none"] = switch(
-            f"item_{n}_none", f"{n}: none of these candidates answers it (remove the label)" if candidates
+            f"item_{n}_none", f"{n}: none of these candidates answers it ({none})" if candidates
             else f"{n}: no live chunk carries it; remove the label", None if candidates else about)
     fields["stop"] = switch("stop", "Stop after this batch?", "Otherwise the next batch of the queue follows.")
     return create_model("RejudgeAnswers", __base__=RunInput, **fields)
@@ -223,7 +225,8 @@ def _wait_for(form: type[RunInput], key: str, timeout: int, poll_interval: int):
 
 
 def ask(suite: str, items: list[dict[str, Any]], header: Callable[[list[str]], str], max_grade: int, key: str,
-        reviewer: str, timeout: int, poll_interval: int) -> tuple[Any, list[list[int | None]], list[bool]]:
+        reviewer: str, timeout: int, poll_interval: int, audit: bool = False,
+        ) -> tuple[Any, list[list[int | None]], list[bool]]:
     """Pause for a batch's answers until they can be taken: a name that will do and no
     contradiction. Otherwise the form is asked again (under the next key, so a restarted run
     finds each answer where it was given) filled with what was given and the problems written
@@ -233,7 +236,7 @@ def ask(suite: str, items: list[dict[str, Any]], header: Callable[[list[str]], s
     problems: list[str] = []
     attempt = 1
     while True:
-        form = answer_form(items, max_grade, header(problems), given)
+        form = answer_form(items, max_grade, header(problems), given, audit)
         answers = _wait_for(form, key if attempt == 1 else f"{key}-{attempt}", timeout, poll_interval)
         name = reviewer_problem(answers.reviewer)
         grades, removed, problems = grades_of(answers, items, max_grade)
@@ -392,7 +395,7 @@ def _audit(storage_url: str, suite: str, max_grade: int, batch: int, reviewer: s
         answers, grades, _ = ask(
             suite, part, lambda problems: audit_batch_markdown(
                 suite, start + 1, len(part), len(items), len(record["queries"]), max_grade, problems),  # noqa: B023
-            max_grade, _key("audit-", part), name, timeout, poll_interval)
+            max_grade, _key("audit-", part), name, timeout, poll_interval, audit=True)
         name, stop = answers.reviewer, bool(answers.stop)
         people += people_labels(rows, part, grades, _labeler(answers), now())
         if stop and start + batch < len(items):

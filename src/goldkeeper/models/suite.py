@@ -39,6 +39,13 @@ class JudgeConfig(BaseModel):
     kappa_floor: float | None = Field(
         None, ge=-1, le=1, description="Below this kappa (judge against people on the audit) the judge is set aside.")
 
+    @field_validator("base_url")
+    @classmethod
+    def _endpoint(cls, base_url: str) -> str:
+        if not re.match(r"^https?://[^/\s]+", base_url):
+            raise ValueError(f"must be an http:// or https:// URL, got {base_url!r}")
+        return base_url
+
 
 class SuiteConfig(BaseModel):
     """One suite: its runs, cutoffs and gates, its live corpus, and when it is scored."""
