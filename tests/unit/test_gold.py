@@ -66,14 +66,34 @@ def test_a_gold_set_is_scored_like_its_judgments(gold, tmp_path):
     ({"query": "", "relevant_doc_ids": ["a"]}, "gold.jsonl:1: query: must be a non-empty string, got \"\""),
     ({"query": "x", "relevant_doc_ids": []}, "gold.jsonl:1: relevant_doc_ids: must be a non-empty list of document ids, got an empty list"),
     ({"query": "x", "relevant_doc_ids": ["a", "a"]}, "gold.jsonl:1: relevant_doc_ids[1]: names a document twice, got \"a\""),
-    ({"query": "x", "relevant_doc_ids": ["a"], "grade": 2}, "gold.jsonl:1: grade: is not a gold set field (query, relevant_doc_ids, query_id), got 2"),
-], ids=["empty-query", "no-documents", "document-twice", "unknown-field"])
+    ({"query": "x", "relevant_doc_ids": ["a"], "relevance": 2},
+     "gold.jsonl:1: relevance: is a judgment field, which a gold line cannot set (its documents are grade 1), got 2"),
+    ({"query": "x", "relevant_doc_ids": 7}, "gold.jsonl:1: relevant_doc_ids: must be a non-empty list of document ids, got 7"),
+], ids=["empty-query", "no-documents", "document-twice", "judgment-field", "not-a-list"])
 def test_a_bad_gold_line_is_refused_with_its_line_and_field(tmp_path, line, message):
     path = tmp_path / "gold.jsonl"
     path.write_text(json.dumps(line) + "\n")
     result = run_cli("convert", str(path), "--to", "judgments")
     assert result.code == 2
     assert message in result.stderr
+
+
+def test_gold_lines_as_rag_eval_gate_reads_them_one_string_and_extra_fields(tmp_path):
+    """Restates rag-eval-gate's tests/test_pipeline.py TestGoldSet::test_accepts_a_single_string_of_relevant_ids and
+    ::test_keeps_extra_fields_without_choking_on_them: the extra field is kept on the labels goldkeeper writes."""
+    path = tmp_path / "gold.jsonl"
+    path.write_text(json.dumps({"query": "q one", "relevant_doc_ids": "d1", "lang": "en"}) + "\n"
+                    + json.dumps({"query": "q two", "relevant_doc_ids": ["d2", "d3"], "meta": {"split": "dev"}}) + "\n")
+    result = run_cli("convert", str(path), "--to", "judgments")
+    assert result.code == 0, result.stderr
+    rows = [json.loads(line) for line in result.stdout.splitlines()]
+    assert [(r["query_id"], r["doc_uri"], r.get("lang"), r.get("meta")) for r in rows] == [
+        (gold_query_id("q one"), "d1", "en", None), (gold_query_id("q two"), "d2", None, {"split": "dev"}),
+        (gold_query_id("q two"), "d3", None, {"split": "dev"})]
+    judged = tmp_path / "judgments.jsonl"
+    judged.write_text(result.stdout)
+    again = run_cli("convert", str(judged), "--to", "judgments")  # read back, written back: kept
+    assert again.code == 0 and again.stdout == result.stdout
 
 
 def test_one_query_on_two_lines_is_refused(tmp_path):

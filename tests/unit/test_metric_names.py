@@ -21,8 +21,41 @@ def test_other_tools_spellings_are_goldkeepers_metrics(spelling, canonical):
     assert str(parse_metric_id(spelling)) == canonical
 
 
+@pytest.mark.parametrize(("spelling", "canonical"), [
+    ("MRR@10", "mrr@10"), ("Recall@5", "recall@5"), ("NDCG@10", "ndcg@10"), ("HitRate@3", "hit_rate@3"),
+    ("MAP@100", "map@100"), ("hit-rate@5", "hit_rate@5"), ("PRECISION@5", "precision@5"), ("Judged@10", "judged@10"),
+    ("nDCG@10", "ndcg_linear@10"), ("NDCG_Linear@10", "ndcg_linear@10"),
+])
+def test_names_as_people_write_them_are_read_case_insensitively(spelling, canonical):
+    """Issue 42, item 2. Folded, ir_measures' nDCG and goldkeeper's ndcg are one word: it is
+    goldkeeper's (equal on 0/1 labels); nDCG spelled exactly keeps ir_measures' linear gain."""
+    assert str(parse_metric_id(spelling)) == canonical
+
+
+def test_each_command_says_how_it_read_a_spelling_and_which_gain(tmp_path):
+    from tests.conftest import run_cli
+
+    assert run_cli("example", str(tmp_path)).code == 0
+    base = ["-j", "judgments.jsonl", "-r", "run.jsonl", "--no-intervals"]
+    gated = run_cli("score", *base, "--gate", "NDCG@3:0.1", "--gate", "MRR@3:0.1", cwd=tmp_path)
+    assert gated.code == 0, gated.stderr
+    assert gated.stderr.splitlines() == ["note: metric 'NDCG@3' read as ndcg@3 (exponential gain 2^grade - 1)",
+                                         "note: metric 'MRR@3' read as mrr@3"]
+    linear = run_cli("score", *base, "--gate", "nDCG@3:0.1", cwd=tmp_path)
+    assert "note: metric 'nDCG@3' read as ndcg_linear@3 (linear gain, as ir_measures and trec_eval)" in linear.stderr
+    (tmp_path / "run-b.jsonl").write_text((tmp_path / "run.jsonl").read_text())
+    compared = run_cli("compare", "-j", "judgments.jsonl", "-r", "run.jsonl", "-r", "run-b.jsonl", "-m", "Recall@5",
+                       cwd=tmp_path)
+    assert "note: metric 'Recall@5' read as recall@5" in compared.stderr and "recall@5" in compared.stdout
+    powered = run_cli("power", "judgments.jsonl", "-m", "HitRate@3", cwd=tmp_path)
+    assert powered.code == 0 and "note: metric 'HitRate@3' read as hit_rate@3" in powered.stderr
+    audited = run_cli("audit", "-n", "50", "-v", "0.8", "-m", "MAP@100")
+    assert audited.code == 0 and "map@100 = 0.800 on 50 queries" in audited.stdout
+    own = run_cli("score", *base, "--gate", "ndcg@3:0.1", cwd=tmp_path)
+    assert "note:" not in own.stderr
+
+
 @pytest.mark.parametrize(("spelling", "words"), [
-    ("NDCG@10", "did you mean 'nDCG'?"),
     ("ndcg", "goldkeeper's ndcg has exponential gain; trec_eval's ndcg, linear gain, is nDCG or ndcg_cut_10"),
     ("precison_5", "did you mean 'precision'?"),
     ("ndgc@10", "did you mean 'ndcg'?"),
@@ -63,7 +96,7 @@ def test_a_gate_and_compare_take_other_spellings(tmp_path):
     gated = run_cli("score", "-j", "judgments.jsonl", "-r", "run.jsonl", "--gate", "nDCG@3:0.1", "--no-intervals",
                     cwd=tmp_path)
     assert gated.code == 0 and "PASS          nDCG@3:0.1" in gated.stdout
-    refused = run_cli("score", "-j", "judgments.jsonl", "-r", "run.jsonl", "--gate", "NDCG@3:0.1", cwd=tmp_path)
+    refused = run_cli("score", "-j", "judgments.jsonl", "-r", "run.jsonl", "--gate", "nDGC@3:0.1", cwd=tmp_path)
     assert refused.code == 2 and "did you mean 'nDCG'?" in refused.stderr
 
 

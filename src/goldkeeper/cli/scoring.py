@@ -57,6 +57,30 @@ def report_time(now: str | None) -> str:
     return moment.astimezone(timezone.utc).isoformat().replace("+00:00", "Z")
 
 
+def note_readings(spellings: list[str]) -> None:
+    """Say on stderr how each metric spelling that is not goldkeeper's own id was read, with
+    the definition where another tool's name carries one (nDCG is linear gain)."""
+    from goldkeeper.core.metric_ids import reading_of
+
+    for spelling in dict.fromkeys(spellings):
+        reading = reading_of(spelling)
+        if reading is not None:
+            sys.stderr.write(f"note: {reading}\n")
+
+
+def metric_id(text: str) -> Any:
+    """A metric named on the command line, as goldkeeper's id; a note says how another spelling
+    was read, and a bad one is a usage error."""
+    from goldkeeper.core.metric_ids import parse_metric_id
+
+    try:
+        parsed = parse_metric_id(text)
+    except ValueError as error:
+        raise UsageError(str(error)) from None
+    note_readings([text])
+    return parsed
+
+
 def gates_and_cutoffs(gate: list[str], k: list[str]) -> tuple[list[Any], list[int]]:
     """Parsed gates and the cutoffs to compute: those asked for, plus any a gate names."""
     from goldkeeper.core.gates import parse_gate
@@ -67,6 +91,8 @@ def gates_and_cutoffs(gate: list[str], k: list[str]) -> tuple[list[Any], list[in
         gates = [parse_gate(expression) for expression in gate]
     except ValueError as error:
         raise UsageError(str(error)) from None
+    note_readings([parsed.raw.split(":")[1 if parsed.kind == "worst-stratum" else 0] for parsed in gates
+                   if "@" in parsed.metric])
     for parsed in gates:
         if "@" in parsed.metric:
             cutoff = parse_metric_id(parsed.metric).k
@@ -465,7 +491,6 @@ def compare(
 ) -> None:
     """Paired comparison of runs against the first: better, worse, no difference, or unresolvable."""
     from goldkeeper.core.comparison import compare_scores
-    from goldkeeper.core.metric_ids import parse_metric_id
     from goldkeeper.core.scoring import build_qrels
     from goldkeeper.core.scoring import score as score_run
     from goldkeeper.io.loading import load_label_rows, load_run
@@ -479,10 +504,7 @@ def compare(
     ks = parse_cutoffs(k) if k else []
     chosen = []
     for name in metric:
-        try:
-            parsed = parse_metric_id(name)
-        except ValueError as error:
-            raise UsageError(str(error)) from None
+        parsed = metric_id(name)
         chosen.append(str(parsed))  # other tools' spellings as goldkeeper's ids
         if parsed.k not in ks:
             ks.append(parsed.k)
@@ -530,7 +552,6 @@ def power(
     """What a gold set can resolve, with no retriever: the smallest p by differing queries, the
     interval widths by size, and queries needed by spread and effect; with two runs, their
     measured spread."""
-    from goldkeeper.core.metric_ids import parse_metric_id
     from goldkeeper.core.power import power_analysis, resolution_ladders
     from goldkeeper.core.scoring import build_qrels
     from goldkeeper.core.scoring import score as score_run
@@ -540,10 +561,7 @@ def power(
         raise UsageError("power: name the gold set once, as an argument or as --judgments")
     if len(run) not in (0, 2):
         raise UsageError("power takes no --run (an assumed spread) or exactly two: baseline, candidate")
-    try:
-        parsed = parse_metric_id(metric)
-    except ValueError as error:
-        raise UsageError(str(error)) from None
+    parsed = metric_id(metric)
     metric = str(parsed)
     rows, _ = load_label_rows(gold or judgments or "")
     qrels = build_qrels(rows)
@@ -594,15 +612,11 @@ def audit(
 
     Exit 1 when the lift is unresolvable: no outcome on that many queries could be significant."""
     from goldkeeper.core.audit import audit as run_audit
-    from goldkeeper.core.metric_ids import parse_metric_id
 
     if binary and graded:
         raise UsageError("audit: --binary and --graded exclude each other")
     bound = AuditBound.binary if binary else AuditBound.graded if graded else AuditBound.auto
-    try:
-        metric = str(parse_metric_id(metric))
-    except ValueError as error:
-        raise UsageError(str(error)) from None
+    metric = str(metric_id(metric))
     if web:
         audit_web(out, open_page, n=n, metric=metric, value=value, baseline=baseline, bound=bound.value,
                   confidence=confidence, alpha=alpha, power=power_)

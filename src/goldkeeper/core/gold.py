@@ -6,7 +6,10 @@ rag-eval-gate's gold set is JSONL, one query a line: ``{"query": "...", "relevan
 otherwise the id is derived from the text, ``gq:`` and 12 hex digits of the sha256 of its UTF-8
 bytes, so the same query gets the same id in every file and order, and the CLI says that it
 derived them. Two lines with one query are refused, not merged, since a gold file is one line
-a query.
+a query. ``relevant_doc_ids`` may be one string (one document), as rag-eval-gate reads it. Any
+other field (``"lang"``) is kept on each of the line's judgments, so it survives where goldkeeper
+writes the labels back; only a field that is itself a judgment field (``relevance``,
+``chunk_id``...) is refused, since it would contradict what the line says (every document grade 1).
 
 Its other form is TREC or BEIR qrels with a queries file: BEIR's ``queries.jsonl``
 (``{"_id", "text"}``) or goldkeeper's own wording (``{"query_id", "query"}``). The queries give
@@ -23,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 from goldkeeper.core.jsonl import decode_jsonl
 from goldkeeper.core.judgments import check_nfc
 from goldkeeper.errors import InputError, describe_value
+from goldkeeper.models.records import JUDGMENT_FIELDS
 
 if TYPE_CHECKING:
     from goldkeeper.models.judgment import Judgment
@@ -31,6 +35,7 @@ __all__ = ["GOLD_KEY", "attach_queries", "gold_query_id", "looks_like_gold", "pa
 
 #: The key that tells a gold line from a judgment.
 GOLD_KEY = "relevant_doc_ids"
+_GOLD_FIELDS = frozenset({"query", GOLD_KEY, "query_id", "id"})
 
 
 def looks_like_gold(first_line: str) -> bool:
@@ -60,10 +65,12 @@ def parse_gold(lines: Iterable[bytes | str], source: str = "gold") -> tuple[list
         if not isinstance(row, dict):
             raise InputError(source, "a gold line is an object {query, relevant_doc_ids}", line=number, field="line",
                              found=describe_value(row))
-        unknown = sorted(set(row) - {"query", GOLD_KEY, "query_id", "id"})
-        if unknown:
-            raise InputError(source, "is not a gold set field (query, relevant_doc_ids, query_id)", line=number,
-                             field=unknown[0], found=describe_value(row[unknown[0]]))
+        extra = {key: value for key, value in row.items() if key not in _GOLD_FIELDS}
+        clashing = sorted(set(extra) & set(JUDGMENT_FIELDS))
+        if clashing:
+            raise InputError(source, "is a judgment field, which a gold line cannot set (its documents are grade 1)",
+                             line=number, field=clashing[0], found=describe_value(row[clashing[0]]),
+                             hint="write judgments JSONL for graded labels")
         query = _text(row.get("query"), source, number, "query")
         given = row.get("query_id", row.get("id"))
         if given is None:
@@ -76,6 +83,8 @@ def parse_gold(lines: Iterable[bytes | str], source: str = "gold") -> tuple[list
                              line=number, field="query", found=describe_value(query))
         seen[query_id] = number
         docs = row.get(GOLD_KEY)
+        if isinstance(docs, str):
+            docs = [docs]
         if not isinstance(docs, list) or not docs:
             raise InputError(source, "must be a non-empty list of document ids", line=number, field=GOLD_KEY,
                              found="an empty list" if docs == [] else describe_value(docs))
@@ -85,7 +94,7 @@ def parse_gold(lines: Iterable[bytes | str], source: str = "gold") -> tuple[list
                 raise InputError(source, "names a document twice", line=number, field=f"{GOLD_KEY}[{index}]",
                                  found=describe_value(doc))
             check_nfc({"query_id": query_id, "doc_uri": doc_id, "query": query}, source, number)
-            out.append(Judgment.model_construct(query_id=query_id, query=query, doc_uri=doc_id, relevance=1))
+            out.append(Judgment.model_construct(query_id=query_id, query=query, doc_uri=doc_id, relevance=1, **extra))
     return out, derived
 
 

@@ -14,7 +14,7 @@ from typing import NamedTuple
 from goldkeeper.models.metrics import METRIC_NAMES, METRICS, Metric
 
 __all__ = ["IR_MEASURES", "MAX_CUTOFF", "METRICS", "METRIC_NAMES", "MIN_FLAG_NAMES", "TREC_EVAL", "WHOLE_RANKING",
-           "Metric", "MetricId", "parse_metric_id", "suggest"]
+           "Metric", "MetricId", "parse_metric_id", "reading_of", "suggest"]
 
 
 #: ``--min-<name><k>`` reads each name with or without its underscores (rag-eval-gate's
@@ -54,6 +54,21 @@ TREC_EVAL: dict[str, str] = {metric.trec_eval: metric.name for metric in METRICS
 WHOLE_RANKING = {spelling: metric.name for metric in METRICS for spelling in metric.whole_ranking}
 TREC_EVAL_DEPTH = 1000
 
+def _fold(name: str) -> str:
+    return name.lower().replace("_", "").replace("-", "")
+
+
+#: Names as people write them (``MRR@10``, ``Recall@5``, ``HitRate@3``, ``MAP@100``), read
+#: case-insensitively and without ``_`` or ``-``: goldkeeper's names, ir_measures' and a few
+#: common ones. Folding makes ir_measures' ``nDCG`` and goldkeeper's ``ndcg`` one word; the
+#: folded word is goldkeeper's ``ndcg`` (the spec's exponential gain, equal to linear gain on
+#: 0/1 labels, as gold sets are), while ``nDCG`` spelled exactly stays ir_measures' linear gain.
+_FOLDED: dict[str, str] = {
+    **{_fold(metric.ir_measures): metric.name for metric in METRICS if metric.ir_measures},
+    **{_fold(metric.name): metric.name for metric in METRICS},
+    "hits": "hit_rate", "hit": "hit_rate", "ap": "map", "mrr": "mrr", "rr": "mrr",
+}
+
 _TREC_ID = re.compile(rf"({'|'.join(TREC_EVAL)})_([0-9]+)")
 _SPELLINGS = (*METRIC_NAMES, *IR_MEASURES, *(f"{name}_" for name in TREC_EVAL), *WHOLE_RANKING)
 
@@ -68,7 +83,22 @@ def _other_spelling(text: str) -> MetricId | None:
         return MetricId(TREC_EVAL[trec.group(1)], int(trec.group(2)))
     if text in WHOLE_RANKING:
         return MetricId(WHOLE_RANKING[text], TREC_EVAL_DEPTH)
+    if at and _fold(name) in _FOLDED and cutoff.isascii() and cutoff.isdigit():
+        return MetricId(_FOLDED[_fold(name)], int(cutoff))
     return None
+
+
+_DEFINITIONS = {"ndcg": "exponential gain 2^grade - 1", "ndcg_linear": "linear gain, as ir_measures and trec_eval"}
+
+
+def reading_of(text: str) -> str | None:
+    """How a spelling that is not goldkeeper's own id was read, for a note to the user
+    (``'NDCG@10' read as ndcg@10 (exponential gain 2^grade - 1)``); None for an own id."""
+    parsed = parse_metric_id(text)
+    if str(parsed) == text:
+        return None
+    definition = _DEFINITIONS.get(parsed.name)
+    return f"metric '{text}' read as {parsed}" + (f" ({definition})" if definition else "")
 
 
 def parse_metric_id(text: str) -> MetricId:
