@@ -88,9 +88,11 @@ def _metric_rows(document: dict) -> tuple[list[tuple[str, list[str]]], list[int]
 
 def sequential_line(spent: dict[str, Any]) -> str:
     """What sequential gates saved in a live evaluation."""
+    seed = f" (order seed {spent['seed']})" if "seed" in spent else ""
     if not spent["saved"]:
-        return f"sequential gates: all {spent['of']} queries were asked before they settled (or used their budget)"
-    return (f"sequential gates settled after {spent['asked']} of {spent['of']} queries: {spent['saved']} "
+        return (f"sequential gates: all {spent['of']} queries were asked before they settled (or used their "
+                f"budget){seed}")
+    return (f"sequential gates settled after {spent['asked']} of {spent['of']} queries{seed}: {spent['saved']} "
             f"({spent['saved'] / spent['of']:.0%}) never asked")
 
 
@@ -467,8 +469,15 @@ def print_certificate(payload, console: Console | None = None) -> None:
 
 def print_power(found: dict[str, Any], power: float, target: float | None) -> None:
     """``goldkeeper power``'s answer for people: what this gold set can resolve."""
+    sys.stdout.write("\n".join(resolution_lines(found, power, target)) + "\n")
+
+
+def resolution_lines(found: dict[str, Any], power: float, target: float | None) -> list[str]:
+    """What a gold set can resolve, as ``power`` and ``eval`` print it."""
     metric = found["metric"]
-    lines = [f"resolution of this gold set ({metric}):",
+    systems = found.get("systems", [])
+    among = f"{systems[1]} vs {systems[0]}, " if len(systems) == 2 else ""
+    lines = [f"resolution of this gold set ({among}{metric}):",
              f"  n = {found['n']} queries, per-query difference sd = {found['sd']:.3f} ({found['sd_source']})"]
     if "note" in found:
         lines.append(f"  {found['note']}")
@@ -480,7 +489,7 @@ def print_power(found: dict[str, Any], power: float, target: float | None) -> No
                          f"{found['t']['queries_needed']:,} (paired t)")
     if "gold_set" in found:
         lines += ["", *ladder_lines(found["gold_set"])]
-    sys.stdout.write("\n".join(lines) + "\n")
+    return lines
 
 
 def _columns(label: str, cells: list[str], width: int = 9) -> str:

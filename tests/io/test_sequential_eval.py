@@ -78,7 +78,33 @@ def test_the_text_output_says_how_many_queries_were_saved(folder):
     assert result.code == 0, result.stderr
     line = next(line for line in result.stdout.splitlines() if line.startswith("sequential gates settled after "))
     asked = int(line.split()[4])
-    assert line == f"sequential gates settled after {asked} of 300 queries: {300 - asked} ({(300 - asked) / 300:.0%}) never asked"
+    assert line == (f"sequential gates settled after {asked} of 300 queries (order seed 0): {300 - asked} "
+                    f"({(300 - asked) / 300:.0%}) never asked")
+
+
+def test_the_order_seed_is_settable_recorded_and_a_rerun_with_it_reproduces_the_looks(folder):
+    """Issue 42, item 4 (rag-eval-gate's --sequential-seed, test_pipeline.py's
+    test_the_shuffle_is_seeded_so_two_runs_agree): --seed sets the order the gates watch
+    queries in; the gate result and the report record it; the same seed asks the same queries
+    and looks the same, another seed another order."""
+    def run(seed: int, out: str) -> tuple[dict, list[str]]:
+        (folder / "calls.log").unlink(missing_ok=True)
+        result = run_cli("eval", "-j", "judgments.jsonl", "--backend", "python", "--python", "retriever:search",
+                         "-k", "1", "--out", out, "--no-intervals", "--format", "json", "--gate",
+                         "recall@1:sequential:0.7", "--seed", str(seed), cwd=folder)
+        assert result.code == 0, result.stderr
+        return next(iter(json.loads(result.stdout)["systems"].values())), (folder / "calls.log").read_text().split("\n")
+
+    (folder / "retriever.py").write_text(RETRIEVER.replace("SHARE", "95"))
+    first, calls = run(7, "a")
+    again, calls_again = run(7, "b")
+    other, _ = run(8, "c")
+    gate = first["verdict"]["gates"][0]
+    assert gate["seed"] == 7 and first["retrieval"]["sequential"]["seed"] == 7
+    assert again["verdict"]["gates"] == first["verdict"]["gates"] and sorted(calls_again) == sorted(calls)
+    assert again["retrieval"]["sequential"] == first["retrieval"]["sequential"]
+    assert other["verdict"]["gates"][0]["seed"] == 8
+    assert other["retrieval"]["sequential"]["query_ids"] != first["retrieval"]["sequential"]["query_ids"]
 
 
 def test_past_256_queries_the_gates_are_looked_at_as_the_queries_grow_by_a_quarter(monkeypatch):

@@ -39,15 +39,37 @@ def test_a_bad_header_name_is_refused(judgments, monkeypatch):
 
 
 @pytest.mark.parametrize("template", [["sort", "{query}"], ["search", "-k", "{k}", "{query}"], ["s", "{query_id}x"],
-                                      ["s", "{mode}"]])
+                                      ["retrieve", "--mode", "{mode}", "--q", "{query}", "--json"]])
 def test_a_template_that_could_pass_a_query_as_an_option_is_refused(judgments, tmp_path, template):
+    """Only the data's placeholders ({query}, {query_id}) must follow '--' or be attached; the
+    last template is rag-eval-gate's README line, refused for its {query} (spec/eval.md)."""
     result = run_cli("eval", "-j", str(judgments), "--backend", "command", "--command", json.dumps(template),
-                     "--out", str(tmp_path / "out"))
-    position = next(i for i, part in enumerate(template) if part.startswith("{") and not part.startswith("{k}"))
+                     "--modes", "a", "--out", str(tmp_path / "out"))
+    position = next(i for i, part in enumerate(template) if part.startswith(("{query}", "{query_id}")))
     assert result.code == 2
     assert result.stderr.startswith(f"error: --command: argument {position} ({template[position]}) starts with a "
                                     "placeholder before any '--'"), result.stderr
     assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())
+
+
+USER_VALUES = """
+import json, os, sys
+assert sys.argv[1] in ("bm25", "dense") and sys.argv[2:] == ["7", "--", os.environ["GOLDKEEPER_QUERY"]], sys.argv
+print(json.dumps([{"id": "d1" if sys.argv[1] == "bm25" else "zz", "score": 1.0}]))
+"""
+
+
+def test_the_users_own_values_may_stand_anywhere_in_a_template(judgments, tmp_path):
+    """{mode} and {k} come from the command line, not the data: anywhere, before '--' too."""
+    script = tmp_path / "search.py"
+    script.write_text(USER_VALUES)
+    result = run_cli("eval", "-j", str(judgments), "--backend", "command", "--command",
+                     json.dumps([sys.executable, str(script), "{mode}", "{k}", "--", "{query}"]),
+                     "--modes", "bm25,dense", "-k", "7", "--format", "json", "--out", str(tmp_path / "out"))
+    assert result.code in (0, 1), result.stderr
+    systems = json.loads(result.stdout)["systems"]
+    assert systems["bm25"]["retrieval"]["errors"] == 0 and systems["dense"]["retrieval"]["errors"] == 0
+    assert systems["bm25"]["metrics"]["recall@7"]["value"] > systems["dense"]["metrics"]["recall@7"]["value"]
 
 
 SEARCH = """

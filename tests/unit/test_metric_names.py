@@ -104,7 +104,7 @@ def test_every_declared_metric_is_computed_read_in_every_spelling_and_takes_a_mi
     """A metric is one entry of METRICS (issue 39, item 3): the kernel fills its column (a
     ranking with the one relevant key first scores 1 on every metric at k = 1, and 0 without
     it), its other tools' spellings read as it, and --min-<name><k> gates it."""
-    from goldkeeper.cli.scoring import policy_gates
+    from goldkeeper.cli.scoring import min_thresholds, policy_gates
     from goldkeeper.core.metric_ids import METRICS, MIN_FLAG_NAMES
 
     labels = [{"query_id": "q", "doc_uri": "d", "relevance": 1}]
@@ -122,4 +122,4 @@ def test_every_declared_metric_is_computed_read_in_every_spelling_and_takes_a_mi
         flags = [spelling for spelling, name in MIN_FLAG_NAMES.items() if name == metric.name]
         assert metric.name in flags
         for spelling in flags:
-            assert policy_gates(None, [f"--min-{spelling}5", "0.8"]) == [f"{metric.name}@5:0.8"]
+            assert policy_gates(None, min_thresholds([f"--min-{spelling}5", "0.8"])[0]) == [f"{metric.name}@5:0.8"]

@@ -268,7 +268,7 @@ def main(argv: list[str] | None = None) -> NoReturn:
             app(args=["--help"], prog_name="goldkeeper", standalone_mode=False)
         finally:
             exit_with(EXIT_USAGE)
-    guarded(lambda: _through_typer(_habits(_utf8(args))))
+    guarded(lambda: _through_typer(_bare_gate(_habits(_utf8(args)))))
 
 
 #: ``--color``'s words, as retrieval-eval's CLI has them.
@@ -307,6 +307,17 @@ def _habits(args: list[str]) -> list[str]:
         else:
             kept.append(arg)
     return kept + (["--format", "json"] if wants_json else []) + args[end:]
+
+
+def _bare_gate(args: list[str]) -> list[str]:
+    """rag-eval-gate's ``eval --gate`` is a flag (gate on its thresholds), goldkeeper's ``--gate``
+    takes an expression: on ``eval``, a ``--gate`` followed by an option or by nothing is the
+    flag, passed on as ``--gate=`` (an empty expression) for the command to read."""
+    if not args or args[0] != "eval":
+        return args
+    end = args.index("--") if "--" in args else len(args)
+    return [("--gate=" if arg == "--gate" and (position + 1 >= end or args[position + 1].startswith("-")) else arg)
+            if position < end else arg for position, arg in enumerate(args)]
 
 
 def _utf8(args: list[str]) -> list[str]:

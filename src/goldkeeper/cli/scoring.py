@@ -81,8 +81,11 @@ def metric_id(text: str) -> Any:
     return parsed
 
 
-def gates_and_cutoffs(gate: list[str], k: list[str]) -> tuple[list[Any], list[int]]:
-    """Parsed gates and the cutoffs to compute: those asked for, plus any a gate names."""
+def gates_and_cutoffs(gate: list[str], k: list[str], seed: int = 0) -> tuple[list[Any], list[int]]:
+    """Parsed gates (sequential ones watching the queries in ``seed``'s order) and the cutoffs
+    to compute: those asked for, plus any a gate names."""
+    from dataclasses import replace
+
     from goldkeeper.core.gates import parse_gate
     from goldkeeper.core.metric_ids import parse_metric_id
 
@@ -91,6 +94,7 @@ def gates_and_cutoffs(gate: list[str], k: list[str]) -> tuple[list[Any], list[in
         gates = [parse_gate(expression) for expression in gate]
     except ValueError as error:
         raise UsageError(str(error)) from None
+    gates = [replace(parsed, seed=seed) if parsed.kind == "sequential" else parsed for parsed in gates]
     note_readings([parsed.raw.split(":")[1 if parsed.kind == "worst-stratum" else 0] for parsed in gates
                    if "@" in parsed.metric])
     for parsed in gates:
@@ -122,19 +126,34 @@ POLICY_HELP = ("rag-eval-gate's policies over --min-<metric><k> thresholds (--mi
 THRESHOLD_FLAGS = {"allow_extra_args": True, "ignore_unknown_options": True}
 
 
-def policy_gates(policy: GatePolicy | None, extra: list[str]) -> list[str]:
-    """The gate expressions that ``--gate-policy`` and ``--min-<metric><k> T`` stand for."""
+#: rag-eval-gate's retriever when none is named: its default URL template and mode.
+PEER_URL = "http://localhost:8080/api/search?q={query}&mode={mode}"
+PEER_MODE = "hybrid"
+#: How many passages rag-eval-gate's calibrate asks its retriever for (its --max-k).
+PEER_DEPTH = 12
+#: rag-eval-gate's thresholds: what its ``eval --gate`` gates on, each metric overridden by its
+#: ``--min-<metric><k>``.
+PEER_THRESHOLDS = (("recall@5", "0.9"), ("mrr@10", "0.85"), ("ndcg@10", "0.85"))
+
+
+def min_thresholds(extra: list[str], *, positional: bool = False) -> tuple[list[tuple[str, str]], list[str]]:
+    """The ``--min-<metric><k> T`` thresholds among a command's extra arguments, as (metric id,
+    value), and the arguments that are not options (only where the command takes some)."""
     from goldkeeper.core.metric_ids import MIN_FLAG_NAMES
 
     # The longest spelling first: ndcg_linear before ndcg.
     min_flag = re.compile(f"--min-({'|'.join(sorted(MIN_FLAG_NAMES, key=len, reverse=True))})([0-9]+)")
-
     thresholds: list[tuple[str, str]] = []
+    others: list[str] = []
     position = 0
     while position < len(extra):
         flag, has_value, value = extra[position].partition("=")
         found = min_flag.fullmatch(flag)
         if found is None:
+            if not flag.startswith("-") and positional:
+                others.append(extra[position])
+                position += 1
+                continue
             if not flag.startswith("-"):
                 raise UsageError(f"unexpected argument: {flag}")
             hint = "; thresholds are --min-<metric><k>, e.g. --min-recall5 0.9" if flag.startswith("--min") else ""
@@ -146,6 +165,20 @@ def policy_gates(policy: GatePolicy | None, extra: list[str]) -> list[str]:
         position += 1
         name = MIN_FLAG_NAMES[found.group(1)]
         thresholds.append((f"{name}@{int(found.group(2))}", value))
+    return thresholds, others
+
+
+def policy_gates(policy: GatePolicy | None, thresholds: list[tuple[str, str]], *, peer: bool = False) -> list[str]:
+    """The gate expressions that ``--gate-policy`` and ``--min-<metric><k> T`` (``min_thresholds``)
+    stand for; with ``peer`` (eval's bare ``--gate``), rag-eval-gate's thresholds too, for the
+    metrics no ``--min-`` names, said on stderr."""
+    if peer:
+        named = {metric for metric, _ in thresholds}
+        defaults = [(metric, floor) for metric, floor in PEER_THRESHOLDS if metric not in named]
+        if defaults:
+            sys.stderr.write(f"note: --gate also gates on rag-eval-gate's thresholds for what no --min- names: "
+                             f"{', '.join(f'{metric} >= {floor}' for metric, floor in defaults)}\n")
+        thresholds = [*defaults, *thresholds]
     if not thresholds:
         if policy is not None:
             raise UsageError("--gate-policy: needs at least one --min-<metric><k> threshold, e.g. --min-mrr10 0.85")
@@ -220,7 +253,7 @@ def run_score(*, judgments: str, run: str, k: list[str], threshold: int, gate: l
         raise UsageError("--kappa-floor: applies to an --audit of the judge's labels")
     if audit and "-" in (judgments, run):
         raise UsageError("--audit: reads --judgments and --run twice, so neither can be stdin")
-    gates, ks = gates_and_cutoffs(gate, k)
+    gates, ks = gates_and_cutoffs(gate, k, seed)
     generated = report_time(now)
     settings = Settings(tuple(ks), threshold, tuple(gates), bootstrap_spec(intervals, confidence, resamples, seed))
     previous = load_baseline(baseline) if baseline else None
@@ -311,7 +344,7 @@ def score(
     intervals: Annotated[bool, typer.Option("--intervals/--no-intervals", help="A confidence interval on every metric.")] = True,
     confidence: Annotated[float, typer.Option("--confidence", callback=probability, help="Interval confidence level.")] = 0.95,
     resamples: Annotated[int, typer.Option("--resamples", min=1, help="Bootstrap resamples for graded metrics under 500 queries (from 500 the distribution is computed).")] = 10_000,
-    seed: Annotated[int, typer.Option("--seed", min=0, help="Bootstrap seed (under 500 queries).")] = 0,
+    seed: Annotated[int, typer.Option("--seed", "--sequential-seed", min=0, help="Seed of the bootstrap (under 500 queries) and of the order sequential gates watch queries in, recorded in their results.")] = 0,
     output: Annotated[ScoreFormat, typer.Option("--format", help="text, json, markdown, or trec (trec_eval -q's measure, query, value lines).")] = ScoreFormat.text,
     per_query: Annotated[bool, typer.Option("--per-query", help="Text and markdown: each query's values too.")] = False,
     gate_policy: Annotated[Optional[GatePolicy], typer.Option("--gate-policy", help=POLICY_HELP)] = None,
@@ -324,7 +357,7 @@ def score(
 
     Thresholds may also be given as --min-<metric><k> VALUE under --gate-policy."""
     options = {name: value for name, value in locals().items() if name not in ("ctx", "gate_policy")}
-    options["gate"] = [*gate, *policy_gates(gate_policy, ctx.args)]
+    options["gate"] = [*gate, *policy_gates(gate_policy, min_thresholds(ctx.args)[0])]
     raise typer.Exit(run_score(**options))
 
 
@@ -335,39 +368,75 @@ class Backend(str, Enum):
     python = "python"
 
 
+def retriever_config(backend: Backend, **options: Any) -> dict[str, Any]:
+    """The eval backends' configuration from the command's options (``make_retriever`` reads
+    it); HTTP without a URL template asks rag-eval-gate's default, and says so."""
+    if backend is Backend.http and options["url_template"] is None:
+        options["url_template"] = PEER_URL
+        sys.stderr.write(f"note: no --url-template: asking rag-eval-gate's default, {PEER_URL}\n")
+    return {"backend": backend.value, **options}
+
+
+def peer_mode(config: dict[str, Any], option: str) -> str | None:
+    """rag-eval-gate's mode for a template that has ``{mode}`` when the command names none."""
+    template = " ".join(str(config.get(name) or "") for name in ("url_template", "command", "body_template"))
+    if config["backend"] == Backend.run_file.value or "{mode}" not in template:
+        return None
+    sys.stderr.write(f"note: no {option} for the template's {{mode}}: rag-eval-gate's default, {PEER_MODE}\n")
+    return PEER_MODE
+
+
+#: The retriever's options, shared by eval and calibrate (the eval backends).
+BackendOption = Annotated[Backend, typer.Option("--backend", help="How to reach the retriever.")]
+UrlTemplateOption = Annotated[Optional[str], typer.Option("--url-template", help=f"HTTP: {{query}}, {{query_id}}, {{k}}, {{mode}} are URL-encoded. Default rag-eval-gate's {PEER_URL}.", show_default=False)]
+MethodOption = Annotated[str, typer.Option("--method", help="HTTP: GET or POST.")]
+BodyTemplateOption = Annotated[Optional[str], typer.Option("--body-template", help="HTTP POST: a JSON body with placeholders.")]
+ResultsPathOption = Annotated[str, typer.Option("--results-path", help="Dotted path to the hit list in the answer; default the answer itself, or its 'results' (rag-eval-gate's).")]
+IdFieldOption = Annotated[str, typer.Option("--id-field", help="The hit's id: a chunk id or doc uri of the judgments; with the default, a hit without 'id' may carry 'docId' (rag-eval-gate's).")]
+ScoreFieldOption = Annotated[str, typer.Option("--score-field", help="The hit's score; '' when hits carry none.")]
+HeaderEnvOption = Annotated[list[str], typer.Option("--header-env", help="HTTP header from the environment: NAME=ENV_VARIABLE. Repeatable.")]
+CommandOption = Annotated[Optional[str], typer.Option("--command", help="An argv template (JSON list or command line), run without a shell.")]
+PythonOption = Annotated[Optional[str], typer.Option("--python", help="module:function returning ranked ids.")]
+ConcurrencyOption = Annotated[int, typer.Option("--concurrency", min=1, help="Calls in flight.")]
+TimeoutOption = Annotated[float, typer.Option("--timeout", callback=positive, help="Seconds per call.")]
+RetriesOption = Annotated[int, typer.Option("--retries", min=0, help="Retries of a transient failure, with backoff.")]
+RateOption = Annotated[Optional[float], typer.Option("--rate", callback=positive, help="At most this many calls per second.")]
+
+
 @app.command("eval", context_settings=THRESHOLD_FLAGS)
 def eval_(
     ctx: typer.Context,
-    judgments: Annotated[str, typer.Option("--judgments", "-j", "--gold", help="Judgments JSONL (with query texts), a gold set (query, relevant_doc_ids), TREC qrels or BEIR TSV.")],
+    gold: Annotated[Optional[str], typer.Argument(help="The gold set or judgments (as --judgments), as rag-eval-gate takes it.", show_default=False)] = None,
+    judgments: Annotated[Optional[str], typer.Option("--judgments", "-j", "--gold", help="Judgments JSONL (with query texts), a gold set (query, relevant_doc_ids), TREC qrels or BEIR TSV.")] = None,
     queries_file: Annotated[Optional[str], typer.Option("--queries-file", help="Query texts for qrels: BEIR's queries.jsonl, or query_id/query lines.")] = None,
-    backend: Annotated[Backend, typer.Option("--backend", help="How to reach the retriever.")] = Backend.http,
-    url_template: Annotated[Optional[str], typer.Option("--url-template", help="HTTP: {query}, {query_id}, {k}, {mode} are URL-encoded.")] = None,
-    method: Annotated[str, typer.Option("--method", help="HTTP: GET or POST.")] = "GET",
-    body_template: Annotated[Optional[str], typer.Option("--body-template", help="HTTP POST: a JSON body with placeholders.")] = None,
-    results_path: Annotated[str, typer.Option("--results-path", help="Dotted path to the hit list in the answer.")] = "",
-    id_field: Annotated[str, typer.Option("--id-field", help="The hit's id: a chunk id or doc uri of the judgments.")] = "id",
-    score_field: Annotated[str, typer.Option("--score-field", help="The hit's score; '' when hits carry none.")] = "score",
-    header_env: Annotated[list[str], typer.Option("--header-env", help="HTTP header from the environment: NAME=ENV_VARIABLE. Repeatable.")] = [],  # noqa: B006
-    command: Annotated[Optional[str], typer.Option("--command", help="An argv template (JSON list or command line), run without a shell.")] = None,
+    backend: BackendOption = Backend.http,
+    url_template: UrlTemplateOption = None,
+    method: MethodOption = "GET",
+    body_template: BodyTemplateOption = None,
+    results_path: ResultsPathOption = "",
+    id_field: IdFieldOption = "id",
+    score_field: ScoreFieldOption = "score",
+    header_env: HeaderEnvOption = [],  # noqa: B006
+    command: CommandOption = None,
     run_file: Annotated[list[str], typer.Option("--run-file", help="A TREC run or run JSONL; several are several systems.")] = [],  # noqa: B006
-    python_target: Annotated[Optional[str], typer.Option("--python", help="module:function returning ranked ids.")] = None,
+    python_target: PythonOption = None,
     modes: Annotated[Optional[str], typer.Option("--modes", help="Comma-separated modes, one run each ({mode}); the first is the baseline.")] = None,
-    concurrency: Annotated[int, typer.Option("--concurrency", min=1, help="Calls in flight.")] = 16,
-    timeout: Annotated[float, typer.Option("--timeout", callback=positive, help="Seconds per call.")] = 10.0,
-    retries: Annotated[int, typer.Option("--retries", min=0, help="Retries of a transient failure, with backoff.")] = 3,
-    rate: Annotated[Optional[float], typer.Option("--rate", callback=positive, help="At most this many calls per second.")] = None,
+    concurrency: ConcurrencyOption = 16,
+    timeout: TimeoutOption = 10.0,
+    retries: RetriesOption = 3,
+    rate: RateOption = None,
     cache: Annotated[Optional[str], typer.Option("--cache", help="Result cache (JSONL); a rerun resumes from it. Default OUT/cache.jsonl.")] = None,
     max_errors: Annotated[float, typer.Option("--max-errors", callback=share, help="Share of queries allowed to fail before the verdict fails.")] = 0.0,
     out: Annotated[str, typer.Option("--out", "-o", help="Directory for the runs, errors and reports.")] = "goldkeeper-eval",
     k: Annotated[list[str], typer.Option("-k", "--k", help="Cutoffs, e.g. 5,10 (default 10).")] = [],  # noqa: B006
     threshold: Annotated[int, typer.Option("--threshold", help=THRESHOLD_HELP)] = 1,
-    gate: Annotated[list[str], typer.Option("--gate", help=GATE_HELP)] = [],  # noqa: B006
+    gate: Annotated[list[str], typer.Option("--gate", help=GATE_HELP + " Alone (followed by an option or nothing), as rag-eval-gate's flag: its thresholds recall@5 0.9, mrr@10 0.85, ndcg@10 0.85, each overridden by --min-<metric><k>.")] = [],  # noqa: B006
     report: Annotated[Optional[str], typer.Option("--report", help="Also write the (first run's) report JSON here.")] = None,
     now: Annotated[Optional[str], typer.Option("--now", help="Report time (ISO 8601); else SOURCE_DATE_EPOCH; else now.")] = None,
     intervals: Annotated[bool, typer.Option("--intervals/--no-intervals", help="A confidence interval on every metric.")] = True,
     confidence: Annotated[float, typer.Option("--confidence", callback=probability, help="Interval confidence level.")] = 0.95,
     resamples: Annotated[int, typer.Option("--resamples", min=1, help="Bootstrap resamples for graded metrics under 500 queries (from 500 the distribution is computed).")] = 10_000,
-    seed: Annotated[int, typer.Option("--seed", min=0, help="Bootstrap seed (under 500 queries).")] = 0,
+    seed: Annotated[int, typer.Option("--seed", "--sequential-seed", min=0, help="Seed of the bootstrap (under 500 queries) and of the order sequential gates watch queries in, recorded in their results.")] = 0,
     output: Annotated[ReportFormat, typer.Option("--format", help="text, json or markdown.")] = ReportFormat.text,
     gate_policy: Annotated[Optional[GatePolicy], typer.Option("--gate-policy", help=POLICY_HELP)] = None,
     baseline: Annotated[Optional[str], typer.Option("--baseline", help="A previous report, for delta and regression gates.")] = None,
@@ -381,6 +450,7 @@ def eval_(
 
     from goldkeeper.core.comparison import compare_scores
     from goldkeeper.core.evaluation import Retrieval, Settings, evaluate
+    from goldkeeper.core.power import gold_set_resolution
     from goldkeeper.core.validation import validate
     from goldkeeper.io.files import report_bytes, write_bytes_atomic
     from goldkeeper.io.loading import load_baseline, load_label_rows
@@ -393,13 +463,20 @@ def eval_(
     cache = cache or os.path.join(out, "cache.jsonl")
     if os.path.isdir(cache):
         raise UsageError(f"--cache: names a file (JSONL), and {cache} is a folder")
-    gates, ks = gates_and_cutoffs([*gate, *policy_gates(gate_policy, ctx.args)], k)
+    thresholds, given = min_thresholds([gold, *ctx.args] if gold is not None else ctx.args, positional=True)
+    if len(given) + (judgments is not None) != 1:
+        raise UsageError("eval: name the gold set once, as an argument or as --judgments"
+                         + (f", got {len(given)} arguments: {' '.join(given)}" if len(given) > 1 else ""))
+    judgments = judgments or given[0]
+    peer = "" in gate
+    gate = [expression for expression in gate if expression]
+    gates, ks = gates_and_cutoffs([*gate, *policy_gates(gate_policy, thresholds, peer=peer)], k, seed)
+    config = retriever_config(backend, url_template=url_template, method=method, body_template=body_template,
+                              results_path=results_path, id_field=id_field, score_field=score_field,
+                              header_env=header_env, command=command, python=python_target, timeout=timeout)
+    modes = modes or peer_mode(config, "--modes")
     settings = Settings(tuple(ks), threshold, tuple(gates), bootstrap_spec(intervals, confidence, resamples, seed))
     previous = load_baseline(baseline) if baseline else None
-    config = {"backend": backend.value, "url_template": url_template, "method": method,
-              "body_template": body_template, "results_path": results_path, "id_field": id_field,
-              "score_field": score_field, "header_env": header_env, "command": command, "python": python_target,
-              "timeout": timeout}
     if backend is Backend.run_file:
         if not run_file:
             raise UsageError("--backend run-file needs --run-file (repeat it for several systems)")
@@ -420,7 +497,7 @@ def eval_(
         rows, judgments_sha = load_label_rows(judgments, queries=queries_file)
     validation = validate(rows)
     # All gates sequential: ask in the gates' order and stop once they settle (sequential_plan).
-    texts, settled, spent = sequential_plan(rows, [g.raw for g in gates], threshold,
+    texts, settled, spent = sequential_plan(rows, gates, threshold,
                                             need_text=backend is not Backend.run_file)
     generated_at = report_time(now)
     os.makedirs(out, exist_ok=True)
@@ -451,11 +528,19 @@ def eval_(
     if comparison is not None:
         write_bytes_atomic(os.path.join(out, "comparison.json"),
                            (json.dumps(comparison, ensure_ascii=False, indent=2) + "\n").encode("utf-8"))
+    resolution = gold_set_resolution([(name, built["per_query"]) for name, built, _ in reports],
+                                     next((g.metric for g in gates if "@" in g.metric), f"mrr@{max(ks)}"))
     if output is ReportFormat.json:
         emit_json({"systems": {name: json.loads(document) for name, _, document in reports},
-                    "comparison": comparison, "out": out})
+                    "comparison": comparison, "resolution": resolution, "out": out})
     else:
-        from goldkeeper.render import comparison_markdown, print_comparison, print_report, report_markdown
+        from goldkeeper.render import (
+            comparison_markdown,
+            print_comparison,
+            print_report,
+            report_markdown,
+            resolution_lines,
+        )
 
         for name, built, _ in reports:
             retrieval = built["retrieval"]
@@ -471,6 +556,11 @@ def eval_(
             print_comparison(comparison)
         elif comparison is not None:
             sys.stdout.write("\n" + comparison_markdown(comparison))
+        if resolution is not None:
+            lines = resolution_lines(resolution, resolution["power"], resolution.get("target"))
+            sys.stdout.write("\n".join(lines) + "\n" if output is ReportFormat.text
+                             else "\n### " + lines[0].rstrip(":").capitalize() + "\n\n"
+                             + "".join(f"- {line.strip()}\n" for line in lines[1:]))
         sys.stdout.write(f"runs, errors and reports in {out}/\n" if output is ReportFormat.text
                          else f"\nRuns, errors and reports: `{out}/`.\n")
     ok = all(built["verdict"]["status"] == "PASS" for _, built, _ in reports)
@@ -683,14 +773,32 @@ def agreement(
 
 @app.command()
 def calibrate(
-    judgments: Annotated[str, typer.Option("--judgments", "-j", help="Judgments JSONL, TREC qrels or BEIR TSV.")],
-    run: Annotated[str, typer.Option("--run", "-r", help="A run with the retriever's scores (TREC run, or run JSONL with scores).")],
+    gold: Annotated[Optional[str], typer.Argument(help="The gold set or judgments (as --judgments), as rag-eval-gate takes it.", show_default=False)] = None,
+    judgments: Annotated[Optional[str], typer.Option("--judgments", "-j", "--gold", help="Judgments JSONL, a gold set, TREC qrels or BEIR TSV.")] = None,
+    run: Annotated[Optional[str], typer.Option("--run", "-r", help="A run with the retriever's scores (TREC run, or run JSONL with scores); without it the retriever is asked, as eval asks it.")] = None,
+    queries_file: Annotated[Optional[str], typer.Option("--queries-file", help="Query texts for qrels: BEIR's queries.jsonl, or query_id/query lines.")] = None,
+    backend: BackendOption = Backend.http,
+    url_template: UrlTemplateOption = None,
+    method: MethodOption = "GET",
+    body_template: BodyTemplateOption = None,
+    results_path: ResultsPathOption = "",
+    id_field: IdFieldOption = "id",
+    score_field: ScoreFieldOption = "score",
+    header_env: HeaderEnvOption = [],  # noqa: B006
+    command: CommandOption = None,
+    python_target: PythonOption = None,
+    mode: Annotated[Optional[str], typer.Option("--mode", help="The retriever's {mode} (default rag-eval-gate's hybrid when the template has one).")] = None,
+    concurrency: ConcurrencyOption = 16,
+    timeout: TimeoutOption = 10.0,
+    retries: RetriesOption = 3,
+    rate: RateOption = None,
+    cache: Annotated[Optional[str], typer.Option("--cache", help="Result cache (JSONL) of the retriever's answers; a rerun resumes from it.")] = None,
     alpha: Annotated[float, typer.Option("--alpha", callback=probability, help="Coverage: a relevant passage in the set with probability >= 1 - alpha.")] = 0.10,
     risk_alpha: Annotated[float, typer.Option("--risk-alpha", callback=probability, help="Risk: answering without a relevant passage at most this often...")] = 0.05,
     delta: Annotated[float, typer.Option("--delta", callback=probability, help="...with probability >= 1 - delta over the calibration draw.")] = 0.05,
     splits: Annotated[str, typer.Option("--splits", help="Temperature, calibration and evaluation fractions.")] = "0.25,0.5,0.25",
     temperature: Annotated[Optional[float], typer.Option("--temperature", callback=positive, help="Fix the softmax temperature instead of choosing it on the first split.")] = None,
-    max_k: Annotated[Optional[int], typer.Option("--max-k", min=1, help="A hard cap on passages (reported when it binds).")] = None,
+    max_k: Annotated[Optional[int], typer.Option("--max-k", min=1, help=f"A hard cap on passages (reported when it binds); a retriever asked is asked for this many, default {PEER_DEPTH} (rag-eval-gate's).")] = None,
     threshold: Annotated[int, typer.Option("--threshold", help="Lowest relevance that counts as relevant.")] = 1,
     seed: Annotated[int, typer.Option("--seed", min=0, help="Seed of the split.")] = 0,
     output: FormatOption = OutputFormat.text,
@@ -707,9 +815,36 @@ def calibrate(
         fractions = tuple(float(part) for part in splits.split(","))
     except ValueError:
         raise UsageError(f"--splits: three fractions like 0.25,0.5,0.25, got {splits}") from None
-    rows, _ = load_label_rows(judgments)
-    entries, _ = load_run(run)
-    queries, excluded = calibration_queries(build_qrels(rows).grades, entries, threshold, source_name(run))
+    if (gold is None) == (judgments is None):
+        raise UsageError("calibrate: name the gold set once, as an argument or as --judgments")
+    judgments = gold or judgments or ""
+    if run is not None and (backend is not Backend.http or url_template or command or python_target or mode):
+        raise UsageError("calibrate: --run is the retriever's answers already; it takes no retriever options")
+    if backend is Backend.run_file:
+        raise UsageError("calibrate: a run file is --run")
+    rows, _ = load_label_rows(judgments, queries=queries_file)
+    if run is None:
+        from goldkeeper.io.retrieval import judged_queries, retrieve_run
+        from goldkeeper.io.retrievers import make_retriever
+
+        config = retriever_config(backend, url_template=url_template, method=method, body_template=body_template,
+                                  results_path=results_path, id_field=id_field, score_field=score_field,
+                                  header_env=header_env, command=command, python=python_target, timeout=timeout)
+        mode = mode or peer_mode(config, "--mode") or ""
+        retriever = make_retriever(config)
+        texts = judged_queries(rows, build_qrels(rows).grades, need_text=True)
+        with progress("retrieving", len(texts), quiet=output is OutputFormat.json) as advance:
+            got = retrieve_run(retriever, mode or backend.value, texts, max_k or PEER_DEPTH, mode,
+                               concurrency=concurrency, retries=retries, rate=rate, cache=cache, progress=advance)
+        if got.errors:
+            first = got.errors[0]
+            raise UsageError(f"calibrate: {len(got.errors)} of {len(texts)} queries got no answer from the retriever "
+                             f"(first: {first.get('query_id')}: {first.get('error')}); a certificate needs every one")
+        entries, where = got.entries, "the retriever's answers"
+    else:
+        entries, _ = load_run(run)
+        where = source_name(run)
+    queries, excluded = calibration_queries(build_qrels(rows).grades, entries, threshold, where)
     try:
         certificate = certify(queries, alpha=alpha, risk_alpha=risk_alpha, delta=delta, fractions=fractions,
                               temperature=temperature, max_k=max_k, seed=seed)

@@ -52,6 +52,10 @@ _ROUND = 12
 _RANKING = {"PASS": 0, "INDETERMINATE": 1, "FAIL": 2}
 
 
+#: The default seed of the order sequential gates watch queries in (``sequential_order``).
+SEQUENTIAL_SEED = 0
+
+
 @dataclass(frozen=True)
 class Gate:
     raw: str
@@ -59,6 +63,8 @@ class Gate:
     metric: str
     threshold: float
     budget: int | None = None
+    #: A sequential gate's order seed (``eval --seed``), recorded in its result.
+    seed: int = SEQUENTIAL_SEED
 
 
 @dataclass
@@ -242,9 +248,6 @@ def _per_query_gate(gate: Gate, report: dict[str, Any], baseline: dict[str, Any]
     return _result(raw, "PASS", sum(b) / len(b), sum(a) / len(a)), None
 
 
-SEQUENTIAL_SEED = 0
-
-
 def sequential_order(query_ids: Iterable[str], seed: int = SEQUENTIAL_SEED) -> list[str]:
     """The order sequential gates watch queries in: by sha256 of ``seed:query_id``. It owes
     nothing to the values, and any subset keeps its members' relative order, so an evaluation
@@ -259,7 +262,7 @@ def _watch(gate: Gate, current: dict[str, float]) -> tuple[str | None, int, int,
     available, the lower and upper bounds then)."""
     from goldkeeper.core.sequential import betting_cs
 
-    order = sequential_order(current)
+    order = sequential_order(current, gate.seed)
     looked = order[: gate.budget] if gate.budget is not None else order
     lower, upper = betting_cs([current[q] for q in looked])
     for look, (low, high) in enumerate(zip(lower, upper), 1):
@@ -277,13 +280,13 @@ def _sequential(gate: Gate, current: dict[str, float]) -> tuple[dict[str, Any], 
     raw, metric, floor = gate.raw, gate.metric, gate.threshold
     status, look, available, low, high = _watch(gate, current)
     if status == "PASS":
-        return _result(raw, "PASS", low, looked=look, of=len(current)), None
+        return _result(raw, "PASS", low, looked=look, of=len(current), seed=gate.seed), None
     if status == "FAIL":
-        return (_result(raw, "FAIL", high, looked=look, of=len(current)),
+        return (_result(raw, "FAIL", high, looked=look, of=len(current), seed=gate.seed),
                 f"{metric}: the confidence sequence settled below {floor:g} after {look} queries "
                 f"(upper bound {high:.4f})")
     limit = "the budget of" if gate.budget is not None and gate.budget < len(current) else "all"
-    return (_result(raw, "FAIL", low, looked=available, of=len(current)),
+    return (_result(raw, "FAIL", low, looked=available, of=len(current), seed=gate.seed),
             f"{metric}: the confidence sequence [{low:.4f}, {high:.4f}] is undecided about {floor:g} "
             f"after {limit} {available} queries (undecided fails)")
 

@@ -72,7 +72,7 @@ def power_analysis(
     z = float(ndtri(1 - alpha / 2) + ndtri(power))
     out: dict[str, Any] = {"n": n, "sd": sd, "sd_source": source, "alpha": alpha, "power": power}
     if sd == 0:
-        out["note"] = "the runs agree on every query: any difference at all would be detected"
+        out["note"] = "the difference is the same on every query (sd 0): any effect at all would be detected"
         out["normal"] = {"mde": 0.0}
         out["t"] = {"mde": 0.0}
         return out
@@ -97,6 +97,37 @@ def power_analysis(
     out["normal"] = normal
     out["t"] = t
     return out
+
+
+#: The effect ``eval`` sizes the gold set for, as rag-eval-gate's report does.
+RESOLUTION_TARGET = 0.02
+#: The spread of per-query differences assumed when one system leaves nothing to measure it on.
+ASSUMED_SD = 0.5
+
+
+def gold_set_resolution(per_query: Sequence[tuple[str, dict[str, dict[str, float]]]], metric: str,
+                        alpha: float = 0.05, power: float = 0.8) -> dict[str, Any] | None:
+    """What a gold set resolves, as ``eval`` reports it beside the scores: the smallest
+    detectable paired effect on ``metric`` at its size, and the queries a +0.02 needs. With two
+    systems or more, the spread is measured on the last against the first (rag-eval-gate's
+    choice); with one it is assumed (0.5). None below two queries scored."""
+    (base_name, base), *others = per_query
+    queries = sorted(q for q, values in base.items() if metric in values)
+    if others:
+        cand_name, cand = others[-1]
+        shared = [q for q in queries if metric in cand.get(q, {})]
+        if len(shared) < 2:
+            return None
+        found = power_analysis([cand[q][metric] - base[q][metric] for q in shared], alpha=alpha, power=power,
+                               target=RESOLUTION_TARGET)
+        found["systems"] = [base_name, cand_name]
+    else:
+        if len(queries) < 2:
+            return None
+        found = power_analysis(n=len(queries), sd=ASSUMED_SD, alpha=alpha, power=power, target=RESOLUTION_TARGET)
+        found["systems"] = [base_name]
+    found["metric"] = metric
+    return found
 
 
 def queries_to_resolve(effect: float, sd: float, alpha: float, power: float) -> int | None:

@@ -335,22 +335,27 @@ def retrieve_to_storage(
     return found
 
 
-def sequential_plan(rows: list[dict[str, Any]], gates: list[str], threshold: int, need_text: bool,
+def sequential_plan(rows: list[dict[str, Any]], gates: list[Any], threshold: int, need_text: bool,
                     ) -> tuple[dict[str, str], Any, Callable[[Retrieved, int], dict[str, Any]]]:
-    """The queries to ask, in order; ``retrieve_run``'s ``settled`` when every gate is
-    sequential (else None, and the queries in id order); and how to record what was spent."""
-    from goldkeeper.core.gates import SEQUENTIAL_SEED, parse_gate, sequential_order, stops_early
+    """The queries to ask, in order; ``retrieve_run``'s ``settled`` when every gate (an
+    expression or a ``Gate``) is sequential (else None, and the queries in id order); and how
+    to record what was spent."""
+    from goldkeeper.core.gates import parse_gate, sequential_order, stops_early
     from goldkeeper.core.metric_ids import parse_metric_id
     from goldkeeper.core.scoring import build_qrels
+    from goldkeeper.errors import UsageError
 
     texts = judged_queries(rows, build_qrels(rows).grades, need_text=need_text)
-    parsed = [parse_gate(gate) for gate in gates]
+    parsed = [parse_gate(gate) if isinstance(gate, str) else gate for gate in gates]
     if not stops_early(parsed):
         return texts, None, lambda got, batch: {}
-    ordered = {query_id: texts[query_id] for query_id in sequential_order(texts)}
+    seed = parsed[0].seed
+    if any(gate.seed != seed for gate in parsed):
+        raise UsageError("sequential gates ask the queries in one order: give them one seed")
+    ordered = {query_id: texts[query_id] for query_id in sequential_order(texts, seed)}
 
     def spent(got: Retrieved, batch: int) -> dict[str, Any]:
-        return {"asked": got.queries, "of": got.of, "saved": got.of - got.queries, "seed": SEQUENTIAL_SEED,
+        return {"asked": got.queries, "of": got.of, "saved": got.of - got.queries, "seed": seed,
                 "order": "sha256 of '<seed>:<query id>'", "batch": batch, "query_ids": got.asked}
 
     ks = sorted({parse_metric_id(gate.metric).k for gate in parsed})

@@ -94,12 +94,24 @@ def _dig(payload: Any, path: str, query: Query) -> Any:
     return found
 
 
+#: rag-eval-gate's answer shape, read when the user named neither field: hits in the answer's
+#: ``results`` and an id in a hit's ``docId`` (its defaults), so its retrievers answer unchanged.
+PEER_RESULTS, PEER_ID = "results", "docId"
+
+
 def hits_from_payload(payload: Any, query: Query, results_path: str = "", id_field: str = "id",
                       score_field: str | None = "score") -> Hits:
     """Ranked ids (and scores) from a JSON answer: a list at ``results_path`` whose items are
     ids, or objects carrying ``id_field`` (and ``score_field``, optional: the answer's order is
-    its ranking, and its scores are kept only when every hit has one)."""
-    rows = _dig(payload, results_path, query) if results_path else payload
+    its ranking, and its scores are kept only when every hit has one). With no results path an
+    object answer's ``results`` is the list, and with the default ``id`` a hit without one may
+    carry ``docId`` (rag-eval-gate's defaults)."""
+    if results_path:
+        rows = _dig(payload, results_path, query)
+    elif isinstance(payload, Mapping) and isinstance(payload.get(PEER_RESULTS), list):
+        rows = payload[PEER_RESULTS]
+    else:
+        rows = payload
     if not isinstance(rows, list):
         where = f"results path '{results_path}'" if results_path else "the response"
         raise RetrieverError(f"query {query.query_id}: {where} must be a list of hits, got {type(rows).__name__}")
@@ -109,6 +121,8 @@ def hits_from_payload(payload: Any, query: Query, results_path: str = "", id_fie
         if isinstance(row, str):
             ids.append(row)
             continue
+        if id_field == "id" and isinstance(row, Mapping) and "id" not in row and PEER_ID in row:
+            row = {**row, "id": row[PEER_ID]}
         if not isinstance(row, Mapping) or not isinstance(row.get(id_field), (str, int)) or isinstance(row.get(id_field), bool):
             raise RetrieverError(f"query {query.query_id}: hit {index} needs a string '{id_field}', got "
                                  f"{json.dumps(row)[:80]}")
@@ -272,8 +286,9 @@ class HttpRetriever:
 
 _HEADER_NAME = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
 
-#: Placeholders whose values come from the judgments, not from goldkeeper.
-_FREE_PLACEHOLDERS = ("{query}", "{query_id}", "{mode}")
+#: Placeholders whose values come from the data (the judgments), not from the user: only these
+#: must follow ``--`` or be attached to an option; ``{mode}`` and ``{k}`` are the user's own.
+_DATA_PLACEHOLDERS = ("{query}", "{query_id}")
 
 
 class CommandRetriever:
@@ -285,11 +300,11 @@ class CommandRetriever:
                  score_field: str | None = "score", timeout: float = 10.0) -> None:
         if not argv:
             raise UsageError("--command: give the program and its arguments")
-        # A query (or id, or mode) that begins with "-" must never be read as an option: an
-        # argument starting with one is allowed only after "--" (spec/eval.md).
+        # A query (or its id) that begins with "-" must never be read as an option: an argument
+        # starting with one is allowed only after "--" (spec/eval.md).
         options_end = list(argv).index("--") if "--" in argv else len(argv)
         for position, part in enumerate(argv[1:options_end], start=1):
-            if part.startswith(_FREE_PLACEHOLDERS):
+            if part.startswith(_DATA_PLACEHOLDERS):
                 raise UsageError(f"--command: argument {position} ({part}) starts with a placeholder before any '--', "
                                  "so a query beginning with '-' would reach the program as an option",
                                  hint="put '--' before it, or attach it to an option ('--query={query}'); the query "
