@@ -100,3 +100,64 @@ def test_trec_qrels_named_tsv_are_read_as_trec_by_their_four_columns(tmp_path, t
     assert json.loads(as_tsv.stdout)["metrics"] == json.loads(as_qrels.stdout)["metrics"]
     beir = run_cli("score", "-j", str(FIXTURES / "qrels" / "beir.tsv"), "-r", run, "--no-intervals")
     assert "header" not in beir.stderr  # BEIR's own .tsv still reads as BEIR
+
+
+def _commands():
+    """Every command and group subcommand, as the user types it."""
+    import typer.main
+
+    from goldkeeper.cli import app
+
+    group = typer.main.get_command(app)
+    for name, command in group.commands.items():  # type: ignore[attr-defined]
+        if hasattr(command, "commands"):
+            yield from (f"{name} {sub}" for sub in command.commands)
+        else:
+            yield name
+
+
+@pytest.mark.parametrize("command", list(_commands()))
+def test_every_commands_help_ends_with_its_exit_codes(command):
+    """Issue 42, item 6; restates retrieval-eval's tests/test_cli.py
+    TestInvocation::test_every_command_documents_itself for every command, not four."""
+    from goldkeeper.cli.app import EXIT_ONE
+
+    result = run_cli(*command.split(), "--help")
+    assert result.code == 0, result.stderr
+    assert f"Usage: goldkeeper {command}" in result.stdout
+    section = result.stdout[result.stdout.index("Exit codes:"):].splitlines()
+    codes = [line.split()[0] for line in section[1:] if line.strip()]
+    assert codes == (["0", "1", "2", "3"] if command in EXIT_ONE else ["0", "2", "3"]), section
+    if command in EXIT_ONE:
+        said = " ".join(line.strip() for line in section[2:] if not line.strip()[:1].isdigit() or line is section[2])
+        assert said.startswith("1  ") and " ".join(EXIT_ONE[command].split()[:6]) in said, section
+
+
+def test_exit_one_names_commands_that_exist():
+    from goldkeeper.cli.app import EXIT_ONE
+
+    assert set(EXIT_ONE) <= set(_commands())
+
+
+def test_drift_points_at_fix_only_when_there_is_something_to_fix(tmp_path):
+    """Restates retrieval-eval's tests/test_cli.py TestDrift::test_points_at_fix_only_when_there_is_something_to_fix."""
+    recoverable = run_cli("drift", "-j", str(FIXTURES / "drift" / "judgments.jsonl"),
+                          "-c", str(FIXTURES / "drift" / "corpus.json"))
+    assert "--fix, to re-anchor the 1 recoverable label(s)" in recoverable.stdout
+    clean = tmp_path / "clean.jsonl"
+    clean.write_text(json.dumps({"query_id": "c1", "doc_uri": "wiki://refunds",
+                                 "chunk_id": "c1:d577264d22f91060a5abc8d3df2b1cea", "relevance": 2,
+                                 "labeled_by": "human:ana"}) + "\n")
+    held = run_cli("drift", "-j", str(clean), "-c", str(FIXTURES / "merge" / "corpus.json"))
+    assert held.code == 0, held.stdout + held.stderr
+    assert "--fix" not in held.stdout
+    # once fixed, what is left needs a person: pointed at the queue, not at --fix again
+    fixed = run_cli("drift", "-j", str(recoverable_copy(tmp_path)), "-c", str(FIXTURES / "drift" / "corpus.json"),
+                    "--fix")
+    assert fixed.code == 1 and "--fix" not in "\n".join(line for line in fixed.stdout.splitlines() if line.startswith("next:"))
+
+
+def recoverable_copy(tmp_path):
+    copy = tmp_path / "fixable.jsonl"
+    copy.write_text((FIXTURES / "drift" / "judgments.jsonl").read_text())
+    return copy

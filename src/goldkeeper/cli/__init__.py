@@ -14,8 +14,9 @@ Exit codes and the one way failures become them (``guarded``) are in ``goldkeepe
 
 # Each module registers its commands on import; `goldkeeper --help` lists them in this order.
 from goldkeeper.cli import drift, flows, judge, labels, scoring, suites  # noqa: F401
-from goldkeeper.cli.app import app, help_, main
+from goldkeeper.cli.app import add_exit_codes, app, help_, main
 
 app.command("help")(help_)
+add_exit_codes(app)
 
 __all__ = ["app", "main"]

@@ -38,6 +38,42 @@ app = typer.Typer(
 )
 
 
+#: When each command exits 1, its check having failed (retrieval-eval's convention: every
+#: command's --help ends with its exit codes). Every command exits 0 when it did its job, 2 on
+#: bad usage or input and 3 on an internal error; the others never exit 1.
+EXIT_ONE = {
+    "drift": "the share of labels that no longer match (without --fix) or that still need a person (with it) "
+             "exceeds --max-invalid",
+    "judge": "pairs were asked and none was graded",
+    "validate": "the judgments have an error",
+    "score": "a gate FAILs or is INDETERMINATE",
+    "eval": "a run does not PASS (more errors than --max-errors included)",
+    "audit": "the lift is unresolvable: no outcome on that many queries could be significant",
+    "agreement": "no pair has both a judge's and a person's label",
+    "calibrate": "coverage or risk is not certified, or the abstention threshold is degenerate",
+}
+
+
+def exit_codes(command: str) -> str:
+    """The "Exit codes" section of a command's --help (click keeps a paragraph after \\b as written)."""
+    lines = ["\b", "Exit codes:", "  0  done" + (" (and the check passed)" if command in EXIT_ONE else "")]
+    if command in EXIT_ONE:
+        lines.append(f"  1  {EXIT_ONE[command]}")
+    lines += ["  2  bad usage or input: one line naming the option, or the file, line and field",
+              "  3  an internal error (a goldkeeper bug; GOLDKEEPER_DEBUG=1 shows the traceback)"]
+    return "\n".join(lines)
+
+
+def add_exit_codes(application: typer.Typer, prefix: str = "") -> None:
+    """Give every command of ``application`` (and of its groups) its "Exit codes" section."""
+    for info in application.registered_commands:
+        name = info.name or (info.callback.__name__.rstrip("_").replace("_", "-") if info.callback else "")
+        info.epilog = exit_codes(f"{prefix}{name}")
+    for group in application.registered_groups:
+        if group.typer_instance is not None:
+            add_exit_codes(group.typer_instance, f"{prefix}{group.name} ")
+
+
 class OutputFormat(str, Enum):
     text = "text"
     json = "json"

@@ -27,10 +27,7 @@ def drift(
     output: FormatOption = OutputFormat.text,
     quiet: QuietOption = False,
 ) -> None:
-    """Classify every label against a live corpus; --fix re-anchors the recoverable ones.
-
-    Exit 1 when the share of labels that no longer match (without --fix) or that still need a
-    person (with it) exceeds --max-invalid (default 0)."""
+    """Classify every label against a live corpus; --fix re-anchors the recoverable ones."""
     from goldkeeper.io.snapshots import classify_url
 
     fix = fix or in_place

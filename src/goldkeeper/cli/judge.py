@@ -34,7 +34,7 @@ def judge(
 ) -> None:
     """Ask an LLM judge to grade every candidate of every queued label. A refusal, a malformed
     or out-of-scale answer, a timeout or an HTTP error is an error for its pair, which stays for
-    people; never a grade. Exit 0 when at least one pair was graded (or none was asked), else 1."""
+    people; never a grade."""
     from goldkeeper.cli.scoring import report_time
     from goldkeeper.core.judge import DEFAULT_PROMPT
     from goldkeeper.io.files import decode_utf8, read_bytes, source_name, write_bytes_atomic

@@ -30,7 +30,7 @@ def validate(
     output: FormatOption = OutputFormat.text,
     quiet: QuietOption = False,
 ) -> None:
-    """Check a judgments file: types, duplicates, provenance, strata. Exit 1 on any error."""
+    """Check a judgments file: types, duplicates, provenance, strata."""
     from goldkeeper.io.loading import validate_url
 
     if (file is None) == (judgments is None):

@@ -353,7 +353,7 @@ def score(
     kappa_floor: Annotated[Optional[float], typer.Option("--kappa-floor", callback=finite, help="With --audit: below this kappa (judge against people) the judge is set aside: INDETERMINATE.")] = None,
     quiet: QuietOption = False,
 ) -> None:
-    """Score a run against judgments and decide the gates. Exit 0 PASS, 1 FAIL or INDETERMINATE.
+    """Score a run against judgments and decide the gates.
 
     Thresholds may also be given as --min-<metric><k> VALUE under --gate-policy."""
     options = {name: value for name, value in locals().items() if name not in ("ctx", "gate_policy")}
@@ -444,8 +444,7 @@ def eval_(
 ) -> None:
     """Call a retriever for every judged query, record the runs, score and gate them.
 
-    Exit 0 when every run PASSes (errors within --max-errors included), else 1. Thresholds may
-    also be given as --min-<metric><k> VALUE under --gate-policy."""
+    Thresholds may also be given as --min-<metric><k> VALUE under --gate-policy."""
     import hashlib
 
     from goldkeeper.core.comparison import compare_scores
@@ -699,8 +698,7 @@ def audit(
     output: FormatOption = OutputFormat.text,
 ) -> None:
     """Audit a published figure: its interval, and whether a claimed lift could be significant.
-
-    Exit 1 when the lift is unresolvable: no outcome on that many queries could be significant."""
+"""
     from goldkeeper.core.audit import audit as run_audit
 
     if binary and graded:
@@ -754,7 +752,7 @@ def agreement(
     output: FormatOption = OutputFormat.text,
 ) -> None:
     """How far the LLM judge (synthetic: labels) agrees with people (human: labels): Cohen's
-    kappa with the base rates, on the pairs both labelled. Exit 1 when no pair has both."""
+    kappa with the base rates, on the pairs both labelled."""
     from goldkeeper.core.agreement import agreement as agree
     from goldkeeper.io.loading import load_label_rows
 
@@ -803,9 +801,7 @@ def calibrate(
     seed: Annotated[int, typer.Option("--seed", min=0, help="Seed of the split.")] = 0,
     output: FormatOption = OutputFormat.text,
 ) -> None:
-    """Certify how many passages to send an LLM (conformal) and when to abstain (risk control).
-
-    Exit 0 when both are certified and the abstention threshold is not degenerate, else 1."""
+    """Certify how many passages to send an LLM (conformal) and when to abstain (risk control)."""
     from goldkeeper.core.calibration import calibrate as certify
     from goldkeeper.core.calibration import calibration_queries
     from goldkeeper.core.scoring import build_qrels
