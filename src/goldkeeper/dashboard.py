@@ -56,13 +56,14 @@ def _gates(document: Mapping[str, Any]) -> list[dict[str, Any]]:
 
 
 def verdict_line(document: Mapping[str, Any]) -> str:
-    """The verdict in one line: why it did not pass (the failing and undecided gates'
-    reasons, else the first reason), or that every gate passed."""
+    """The verdict in one line, without the status that every place shows beside it: why it
+    did not pass (the failing and undecided gates' reasons, else the first reason), or that
+    every gate passed."""
     verdict = document["verdict"]
     gates = _gates(document)
     reasons = list(verdict.get("reasons") or [])
     if verdict["status"] == "PASS":
-        line = f"PASS: {len(gates)} gate(s) passed" if gates else "PASS: no gate failed"
+        line = f"{len(gates)} gate(s) passed" if gates else "no gate failed"
     else:
         open_gates = sum(1 for gate in gates if gate["status"] != "PASS")
         shown = reasons[-open_gates:] if open_gates and len(reasons) >= open_gates else reasons[:1]
@@ -560,12 +561,24 @@ def _kappa(point: Mapping[str, Any]) -> str:
     return ("undefined" if kappa is None else f"{kappa:.3f}") + f" ({point['audited_queries']} queries)"
 
 
+def time_labels(times: Sequence[str]) -> list[str]:
+    """The chart's labels of ISO times: to the minute, else to the second, else whole, the
+    first that tells every evaluation apart; the date above the time."""
+    for width in (16, 19, None):
+        labels = [time[:width] for time in times]
+        if len(set(labels)) == len(labels):
+            break
+    return [label.replace("T", "\n") for label in labels]
+
+
 def trend_chart_svg(suite: str, points: Sequence[Mapping[str, Any]], metrics: Sequence[str],
                     thresholds: Mapping[str, float]) -> bytes:
     """The gated metrics over the evaluations computed like the latest, as an SVG: a line per
     system and metric (a colour per metric, a line style and marker per system) with its
     interval as a band, each threshold as a dashed line, and a dotted vertical line where the
-    judgments or the corpus changed (matplotlib)."""
+    judgments or the corpus changed, a red cross on each value of an evaluation that FAILed
+    (matplotlib). Times read to the minute, or to the second (or finer) where minutes would
+    give two evaluations one label."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -580,6 +593,7 @@ def trend_chart_svg(suite: str, points: Sequence[Mapping[str, Any]], metrics: Se
     colours = matplotlib.colormaps["tab10"]
     styles = ["-", "--", "-.", ":"]
     names = systems(drawn)
+    failed_shown = False
     for n, metric in enumerate(metrics):
         colour = colours(n % 10)
         for m, system in enumerate(names):
@@ -590,6 +604,12 @@ def trend_chart_svg(suite: str, points: Sequence[Mapping[str, Any]], metrics: Se
             label = metric if system is None else f"{system}: {metric}"
             axes.plot(xs, ys, marker="os^Dv"[m % 5], linestyle=styles[m % 4], color=colour, label=label,
                       gid=f"line-{metric}" if system is None else f"line-{system}-{metric}")
+            failed = [(times.index(p["time"]), v["value"]) for p, v in zip(own, values)
+                      if "value" in v and p.get("verdict") == "FAIL"]
+            if failed:
+                axes.scatter([i for i, _ in failed], [y for _, y in failed], marker="X", s=70, color="#b42318",
+                             zorder=5, label="FAIL" if not failed_shown else None, gid=f"fail-{metric}-{m}")
+                failed_shown = True
             banded = [(times.index(p["time"]), v["ci"]) for p, v in zip(own, values) if v.get("ci")]
             if banded:
                 axes.fill_between([i for i, _ in banded], [ci[0] for _, ci in banded], [ci[1] for _, ci in banded],
@@ -605,7 +625,7 @@ def trend_chart_svg(suite: str, points: Sequence[Mapping[str, Any]], metrics: Se
             what = "judgments" if point.get("judgments_changed") else "corpus"
             axes.axvline(i - 0.5, color="grey", linestyle=":", linewidth=1)
             axes.annotate(f"new {what}", (i - 0.5, 1.02), fontsize=8, color="grey", ha="center")
-    axes.set_xticks(x, [time[:16].replace("T", "\n") for time in times], fontsize=7)
+    axes.set_xticks(x, time_labels(times), fontsize=7)
     axes.set_ylim(0, 1.08)
     axes.set_ylabel("value (band: interval)")
     axes.set_title(f"{suite}: gated metrics", fontsize=10)

@@ -53,3 +53,25 @@ def test_a_separator_in_a_row_is_blamed_on_its_field(tmp_path):
     result = run_cli("snapshot", str(tmp_path / "chunks.jsonl"), "--chunker", "c", "-o", str(tmp_path / "c.json"))
     assert (result.code, result.stderr) == (2, f"error: {tmp_path / 'chunks.jsonl'}:2: doc_revision: must not contain "
                                                "U+001F (the field separator), got 'r\\x1f1'\n")
+
+
+@pytest.mark.parametrize("args", [["validate", "s3://bucket/judgments.jsonl"],
+                                  ["suite", "show", "nightly", "--storage", "s3://bucket/root"]], ids=["read", "storage"])
+def test_s3_without_its_package_names_goldkeepers_extra(args):
+    """Issue 42, item 9: the way out of a missing s3fs is goldkeeper's own extra."""
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", "import sys; sys.modules['s3fs'] = None\n"
+                           "from goldkeeper.cli import main; main(sys.argv[1:])", *args],
+                          capture_output=True, text=True, timeout=60, input="")
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.count("\n") == 1 and done.stderr.endswith("(hint: pip install 'goldkeeper[s3]')\n"), done.stderr
+
+
+def test_example_writes_a_local_folder_and_refuses_a_url(tmp_path):
+    """It wrote s3://bucket/x into a local folder named 's3:' before."""
+    result = run_cli("example", "s3://bucket/example", cwd=tmp_path)
+    assert result.code == 2 and result.stderr == ("error: DIRECTORY: a local folder for the example, got the URL "
+                                                  "s3://bucket/example (hint: write it here, then copy it where you like)\n")
+    assert not any(tmp_path.iterdir())

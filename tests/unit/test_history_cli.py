@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 from goldkeeper.io import storage
+from tests.browser import new_page, shot
 from tests.conftest import run_cli
 
 
@@ -39,3 +40,29 @@ def test_history_shows_the_trend_marks_a_judgments_change_and_writes_the_page(tm
 def test_history_of_an_unknown_suite_is_one_line_and_exit_2(tmp_path):
     result = run_cli("history", "nobody", "--storage", f"file://{tmp_path}")
     assert result.code == 2 and result.stderr.count("\n") == 1 and "suite 'nobody': no evaluation" in result.stderr
+
+
+def test_the_chart_tells_evaluations_minutes_apart_and_marks_failed_ones(tmp_path, browser):
+    """Issue 42, item 9: evaluations seconds apart get distinct time labels (minutes would
+    give them one), each FAIL evaluation's values a red cross; the page says PASS once."""
+    import re
+
+    root = f"file://{tmp_path}/store"
+    for second, value in ((5, 0.75), (35, 0.25), (50, 0.75)):
+        report = _report(1, value, "a" * 64)
+        report["generated_at"] = f"2026-11-01T03:00:{second:02d}Z"
+        storage.publish_report(root, "Minutes", report)
+    page = tmp_path / "page.html"
+    assert run_cli("history", "Minutes", "--storage", root, "--html", str(page)).code == 0
+    html = page.read_text()
+    # seconds shown: to the minute, all three would read 03:00
+    assert re.findall(r"<!-- (03:00(?::\d\d)?) -->", html) == ["03:00:05", "03:00:35", "03:00:50"]
+    shown = new_page(browser, 1280, 720)
+    shown.goto(f"file://{page}")
+    crosses = shown.locator('[id="fail-recall@5-0"] use')  # one placed marker per FAIL value
+    assert crosses.count() == 1 and crosses.first.is_visible()  # the one FAIL evaluation, marked
+    assert shown.locator("#verdict").inner_text() == "PASS"
+    line = shown.locator("p", has=shown.locator("#verdict")).inner_text()
+    assert line.startswith("PASS 1 gate(s) passed"), line  # the status once, not "PASS PASS: 1 gate(s) passed"
+    shot(shown, "14-trend-seconds-apart-fail-marked-1280x720")
+    shown.close()

@@ -110,15 +110,18 @@ def convert(
 
 @app.command()
 def example(
-    directory: Annotated[str, typer.Argument(help="Where to write the example files.")] = "goldkeeper-example",
+    directory: Annotated[str, typer.Argument(help="The local folder to write the example files in.")] = "goldkeeper-example",
 ) -> None:
     """Write the example shipped inside the package (judgments, a run, a corpus snapshot)."""
     from importlib import resources
     from pathlib import Path
 
-    from goldkeeper.io.files import write_bytes_atomic
+    from goldkeeper.io.files import is_local, local_path, write_bytes_atomic
 
-    target = Path(directory)
+    if not is_local(directory):
+        raise UsageError(f"DIRECTORY: a local folder for the example, got the URL {directory}",
+                         hint="write it here, then copy it where you like")
+    target = Path(local_path(directory))
     if target.exists() and not target.is_dir():
         raise UsageError(f"{directory}: exists and is not a directory")
     files = {name: (resources.files("goldkeeper.examples") / name).read_bytes()

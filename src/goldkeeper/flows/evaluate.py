@@ -86,7 +86,7 @@ for _name in ("prefect.flow_runs", "prefect.engine"):
 
 def verdict_state(outcome: dict[str, Any]) -> State:
     """The flow run's final state for an outcome: its verdict, with the one-line reason."""
-    message = f"{outcome['verdict']}: {outcome['message']}" if outcome["verdict"] != "PASS" else outcome["message"]
+    message = f"{outcome['verdict']}: {outcome['message']}"
     if outcome["verdict"] == "PASS":
         return Completed(message=message, data=outcome)
     name = "Indeterminate" if outcome["verdict"] == "INDETERMINATE" else "Failed"

@@ -153,7 +153,7 @@ def _open_raw(url: str) -> Iterator[Any]:
     except FileNotFoundError:
         raise MissingError(url, "cannot be read: no such file or object") from None
     except storage_failures() as error:
-        raise StorageError(url, f"cannot be read: {error}") from None
+        raise unreachable(url, "cannot be read", error) from None
 
 
 #: The compressions goldkeeper reads, by their first bytes and by the name's suffix, each as
@@ -307,6 +307,17 @@ def _codec(raw: Any, url: str) -> str | None:
     return found
 
 
+#: The extra of goldkeeper's that installs a scheme's filesystem (pyproject.toml).
+_EXTRAS = {"s3": "s3", "s3a": "s3"}
+
+
+def unreachable(url: str, what: str, error: BaseException) -> StorageError:
+    """A storage failure said as a ``StorageError``; a scheme's missing package with the
+    goldkeeper extra that installs it (``pip install 'goldkeeper[s3]'``)."""
+    extra = _EXTRAS.get(url.split("://", 1)[0]) if isinstance(error, ImportError) else None
+    return StorageError(url, f"{what}: {error}", hint=f"pip install 'goldkeeper[{extra}]'" if extra else None)
+
+
 def filesystem(url: str) -> tuple[Any, str]:
     """fsspec's filesystem and path for a URL; a ``StorageError`` naming the scheme when
     fsspec knows none for it, or it needs a package that is not installed."""
@@ -315,7 +326,7 @@ def filesystem(url: str) -> tuple[Any, str]:
     try:
         return fsspec.core.url_to_fs(url)
     except ImportError as error:
-        raise StorageError(url, f"its scheme needs a package that is not installed: {error}") from None
+        raise unreachable(url, "its scheme needs a package that is not installed", error) from None
     except ValueError as error:
         scheme = url.split("://", 1)[0] if "://" in url else url
         raise StorageError(url, f"no storage is known for the scheme '{scheme}' ({error}); "
@@ -464,7 +475,7 @@ def size_of(url: str) -> int:
         fs, path = filesystem(url)
         return int(fs.size(path))
     except storage_failures() as error:
-        raise StorageError(url, f"cannot be read: {error}") from None
+        raise unreachable(url, "cannot be read", error) from None
 
 
 def sha256(data: bytes | memoryview = b"") -> Any:
@@ -695,7 +706,7 @@ def _etag(url: str) -> str | None:
     except FileNotFoundError:
         return None
     except storage_failures() as error:
-        raise StorageError(url, f"cannot be read: {error}") from None
+        raise unreachable(url, "cannot be read", error) from None
 
 
 def _put(url: str, data: bytes, *, if_match: str | None = None) -> None:
@@ -708,7 +719,7 @@ def _put(url: str, data: bytes, *, if_match: str | None = None) -> None:
     except storage_failures() as error:
         if if_match is not None and "PreconditionFailed" in f"{error!r} {getattr(error, '__cause__', '')!r}":
             raise _changed(url) from None
-        raise StorageError(url, f"cannot be written: {error}") from None
+        raise unreachable(url, "cannot be written", error) from None
 
 
 def _object_type(url: str) -> dict[str, str]:
@@ -753,7 +764,7 @@ def open_write_atomic(url: str) -> Iterator[object]:
         with fsspec.open(url, "wb") as handle:
             yield handle
     except storage_failures() as error:
-        raise StorageError(url, f"cannot be written: {error}") from None
+        raise unreachable(url, "cannot be written", error) from None
 
 
 def remove_quietly(url: str) -> None:
