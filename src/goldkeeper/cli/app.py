@@ -22,10 +22,29 @@ import typer
 
 from goldkeeper._version import __version__
 from goldkeeper.errors import EXIT_OK, EXIT_USAGE, UsageError, exit_with, fail, guarded, interrupted
+from goldkeeper.models.records import MAX_RELEVANCE
 
-__all__ = ["GATE_HELP", "THRESHOLD_HELP", "FormatOption", "LabelsFormat", "OutputFormat", "QuietOption", "ReportFormat", "app",
-           "emit_json", "finite", "help_", "main", "parse_cutoffs", "positive", "probability", "progress",
-           "quiet_prefect", "share"]
+__all__ = [
+    "GATE_HELP",
+    "THRESHOLD_HELP",
+    "FormatOption",
+    "LabelsFormat",
+    "OutputFormat",
+    "QuietOption",
+    "ReportFormat",
+    "ThresholdOption",
+    "app",
+    "emit_json",
+    "finite",
+    "help_",
+    "main",
+    "parse_cutoffs",
+    "positive",
+    "probability",
+    "progress",
+    "quiet_prefect",
+    "share",
+]
 
 app = typer.Typer(
     name="goldkeeper",
@@ -169,9 +188,29 @@ probability = _number_check(lambda v: 0 < v < 1, "between 0 and 1, exclusive")
 share = _number_check(lambda v: 0 <= v <= 1, "from 0 to 1")
 positive = _number_check(lambda v: v > 0, "a finite number above 0")
 finite = _number_check(lambda v: True, "a finite number")
+#: An interval's width, a share above 0 (an audit sized for width 0 would ask everyone).
+width = _number_check(lambda v: 0 < v <= 1, "above 0 and at most 1")
+#: Cohen's kappa, from -1 to 1.
+kappa = _number_check(lambda v: -1 <= v <= 1, "a kappa from -1 to 1")
+#: A number of queries an interval or a test is computed from: one says nothing.
+queries = _number_check(lambda v: v >= 2, "at least 2 queries (an interval from one query says nothing)")
 
+
+#: The largest values counts and seeds take: beyond them a value is a typo, not a plan (a
+#: bootstrap of 10^40 resamples would never end; a seed must fit the 64-bit JSON it is
+#: recorded in).
+MAX_SEED = 2**32 - 1
+MAX_RESAMPLES = 1_000_000
+MAX_CONCURRENCY = 1024
+MAX_RETRIES = 100
+MAX_SHARD_CHUNKS = 100_000_000
 
 THRESHOLD_HELP = "Lowest grade that counts as relevant."
+#: ``--threshold``: from 1 (below it every judged pair, a grade 0 too, would be relevant, and
+#: recall, kappa or a certificate would mean nothing) to the largest grade a label may carry.
+ThresholdOption = Annotated[int, typer.Option(
+    "--threshold", help=THRESHOLD_HELP, callback=_number_check(lambda v: 1 <= v <= MAX_RELEVANCE,
+                                                               f"a grade from 1 to {MAX_RELEVANCE}"))]
 GATE_HELP = ("A gate, repeatable: recall@5:0.8 (at least), ndcg@10:-0.02 (a drop from --baseline of at "
              "most 0.02), worst-stratum:recall@5:0.5, recall@5:ci-lower:0.6, ndcg@10:regression, "
              "recall@5:sequential:0.8, coverage:0.95, drift:0.05 (spec/metrics.md).")
@@ -359,14 +398,28 @@ def _bare_gate(args: list[str]) -> list[str]:
 def _utf8(args: list[str]) -> list[str]:
     """The arguments, each checked to be UTF-8: Python hands undecodable bytes on as lone
     surrogates, which nothing goldkeeper writes (JSON, reports, ids) could hold."""
-    for position, arg in enumerate(args, start=1):
+    for index, arg in enumerate(args):
         try:
             arg.encode("utf-8")
         except UnicodeEncodeError as error:
             bad = arg[error.start].encode("utf-8", "surrogateescape")
-            raise UsageError(f"argument {position} is not valid UTF-8 (byte 0x{bad[0]:02X} at character "
-                             f"{error.start + 1}); goldkeeper reads UTF-8 arguments") from None
+            where, start = _named(args, index)
+            raise UsageError(f"{where} is not valid UTF-8 (byte 0x{bad[0]:02X} at character "
+                             f"{error.start - start + 1}); goldkeeper reads UTF-8 arguments") from None
     return args
+
+
+def _named(args: list[str], index: int) -> tuple[str, int]:
+    """An argument as the user knows it, and where its value starts in it: the option it
+    gives a value to (``--url-template=VALUE``, or ``--url-template VALUE``), else its position."""
+    arg = args[index]
+    if arg.startswith("--") and "=" in arg:
+        option = arg.split("=", 1)[0]
+        return f"{option}: its value", len(option) + 1
+    before = args[index - 1] if index else ""
+    if before.startswith("-") and before != "--" and "=" not in before and "--" not in args[:index]:
+        return f"{before}: its value", 0
+    return f"argument {index + 1}", 0
 
 
 #: What typer returns for an interrupt inside a command (``typer.core``: ``Exit(130)``); no

@@ -10,7 +10,16 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-from goldkeeper.cli.app import FormatOption, OutputFormat, QuietOption, app, emit_json, progress, share
+from goldkeeper.cli.app import (
+    MAX_SHARD_CHUNKS,
+    FormatOption,
+    OutputFormat,
+    QuietOption,
+    app,
+    emit_json,
+    progress,
+    share,
+)
 from goldkeeper.errors import EXIT_FAILED, EXIT_OK, UsageError
 from goldkeeper.io.files import source_name
 
@@ -98,7 +107,7 @@ def snapshot(
     corpus_fingerprint: Annotated[Optional[str], typer.Option(
         "--corpus-fingerprint", help="The corpus and chunker state, as labels made against it name it.")] = None,
     sharded: Annotated[bool, typer.Option("--sharded", help="Write manifest.json plus gzip JSONL shards, streaming.")] = False,
-    shard_chunks: Annotated[int, typer.Option("--shard-chunks", min=1, help="Chunks per shard (with --sharded).")] = 100_000,
+    shard_chunks: Annotated[int, typer.Option("--shard-chunks", min=1, max=MAX_SHARD_CHUNKS, help="Chunks per shard (with --sharded).")] = 100_000,
     gzip: Annotated[bool, typer.Option("--gzip/--no-gzip", help="Compress shards (with --sharded).")] = True,
     quiet: QuietOption = False,
 ) -> None:

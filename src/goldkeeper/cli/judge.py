@@ -8,7 +8,17 @@ from typing import Annotated, Optional
 
 import typer
 
-from goldkeeper.cli.app import FormatOption, OutputFormat, QuietOption, app, emit_json, positive, progress
+from goldkeeper.cli.app import (
+    MAX_CONCURRENCY,
+    MAX_RETRIES,
+    FormatOption,
+    OutputFormat,
+    QuietOption,
+    app,
+    emit_json,
+    positive,
+    progress,
+)
 from goldkeeper.errors import EXIT_FAILED, EXIT_OK, UsageError
 from goldkeeper.models.records import MAX_RELEVANCE
 
@@ -22,9 +32,9 @@ def judge(
     api_key_env: Annotated[Optional[str], typer.Option("--api-key-env", help="The environment variable that holds the API key (sent as a bearer token).")] = None,
     prompt: Annotated[Optional[str], typer.Option("--prompt", help="A prompt template ({query}, {text}, {top}, {scale}; a '---' line ends the system part). Default: spec/judge.md's.")] = None,
     max_grade: Annotated[int, typer.Option("--max-grade", min=1, max=MAX_RELEVANCE, help="The top of the scale the judge grades on.")] = 1,
-    concurrency: Annotated[int, typer.Option("--concurrency", min=1, help="Calls in flight.")] = 16,
+    concurrency: Annotated[int, typer.Option("--concurrency", min=1, max=MAX_CONCURRENCY, help="Calls in flight.")] = 16,
     timeout: Annotated[float, typer.Option("--timeout", callback=positive, help="Seconds per call.")] = 60.0,
-    retries: Annotated[int, typer.Option("--retries", min=0, help="Retries of a transient failure (timeout, 429, 5xx), with backoff.")] = 3,
+    retries: Annotated[int, typer.Option("--retries", min=0, max=MAX_RETRIES, help="Retries of a transient failure (timeout, 429, 5xx), with backoff.")] = 3,
     rate: Annotated[Optional[float], typer.Option("--rate", callback=positive, help="At most this many calls per second.")] = None,
     cache: Annotated[Optional[str], typer.Option("--cache", help="Answer cache (JSONL); a rerun asks nothing asked before. Default OUT.cache.jsonl.")] = None,
     errors: Annotated[Optional[str], typer.Option("--errors", help="Where the pairs that got no grade go, with why. Default OUT.errors.jsonl.")] = None,

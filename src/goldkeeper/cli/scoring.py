@@ -14,21 +14,27 @@ import typer
 
 from goldkeeper.cli.app import (
     GATE_HELP,
-    THRESHOLD_HELP,
+    MAX_CONCURRENCY,
+    MAX_RESAMPLES,
+    MAX_RETRIES,
+    MAX_SEED,
     FormatOption,
     LabelsFormat,
     OutputFormat,
     QuietOption,
     ReportFormat,
+    ThresholdOption,
     app,
     emit_json,
-    finite,
+    kappa,
     parse_cutoffs,
     positive,
     probability,
     progress,
+    queries,
     share,
 )
+from goldkeeper.core.metric_ids import MAX_CUTOFF
 from goldkeeper.errors import EXIT_FAILED, EXIT_OK, UsageError
 from goldkeeper.io.files import source_name
 
@@ -245,8 +251,6 @@ def run_score(*, judgments: str, run: str, k: list[str], threshold: int, gate: l
     from goldkeeper.io.files import report_bytes, write_bytes_atomic
     from goldkeeper.io.loading import load_baseline, read_scoring_inputs
 
-    if threshold < 1:
-        raise UsageError(f"--threshold: must be an integer >= 1, got {threshold}")
     if judgments == "-" and run == "-":
         raise UsageError("--judgments and --run cannot both read stdin")
     if kappa_floor is not None and not audit:
@@ -332,7 +336,7 @@ def score(
     judgments: Annotated[str, typer.Option("--judgments", "-j", help="Judgments JSONL, TREC qrels or BEIR TSV.")],
     run: Annotated[str, typer.Option("--run", "-r", help="Run JSONL or TREC run file.")],
     k: Annotated[list[str], typer.Option("-k", "--k", help="Cutoffs, e.g. 5,10,100 (default 10).")] = [],  # noqa: B006
-    threshold: Annotated[int, typer.Option("--threshold", help=THRESHOLD_HELP)] = 1,
+    threshold: ThresholdOption = 1,
     gate: Annotated[list[str], typer.Option("--gate", help=GATE_HELP)] = [],  # noqa: B006
     baseline: Annotated[Optional[str], typer.Option("--baseline", help="A previous report, for delta gates.")] = None,
     corpus: Annotated[Optional[str], typer.Option("--corpus", help="A corpus snapshot: check drift first.")] = None,
@@ -343,14 +347,14 @@ def score(
     now: Annotated[Optional[str], typer.Option("--now", help="Report time (ISO 8601); else SOURCE_DATE_EPOCH; else now.")] = None,
     intervals: Annotated[bool, typer.Option("--intervals/--no-intervals", help="A confidence interval on every metric.")] = True,
     confidence: Annotated[float, typer.Option("--confidence", callback=probability, help="Interval confidence level.")] = 0.95,
-    resamples: Annotated[int, typer.Option("--resamples", min=1, help="Bootstrap resamples for graded metrics under 500 queries (from 500 the distribution is computed).")] = 10_000,
-    seed: Annotated[int, typer.Option("--seed", "--sequential-seed", min=0, help="Seed of the bootstrap (under 500 queries) and of the order sequential gates watch queries in, recorded in their results.")] = 0,
+    resamples: Annotated[int, typer.Option("--resamples", min=1, max=MAX_RESAMPLES, help="Bootstrap resamples for graded metrics under 500 queries (from 500 the distribution is computed).")] = 10_000,
+    seed: Annotated[int, typer.Option("--seed", "--sequential-seed", min=0, max=MAX_SEED, help="Seed of the bootstrap (under 500 queries) and of the order sequential gates watch queries in, recorded in their results.")] = 0,
     output: Annotated[ScoreFormat, typer.Option("--format", help="text, json, markdown, or trec (trec_eval -q's measure, query, value lines).")] = ScoreFormat.text,
     per_query: Annotated[bool, typer.Option("--per-query", help="Text and markdown: each query's values too.")] = False,
     gate_policy: Annotated[Optional[GatePolicy], typer.Option("--gate-policy", help=POLICY_HELP)] = None,
     measurement: Annotated[list[str], typer.Option("--measurement", help="NAME=SAMPLES: a summarized metric (repeated samples, e.g. a judge's scores: a JSON array or one number a line), reported and gateable as NAME:ci-lower:0.8. Repeatable.")] = [],  # noqa: B006
     audit: Annotated[Optional[str], typer.Option("--audit", help="People's labels (human:) on a sample of the queries the judge labelled: each metric becomes its PPI++ estimate, which the gates read.")] = None,
-    kappa_floor: Annotated[Optional[float], typer.Option("--kappa-floor", callback=finite, help="With --audit: below this kappa (judge against people) the judge is set aside: INDETERMINATE.")] = None,
+    kappa_floor: Annotated[Optional[float], typer.Option("--kappa-floor", callback=kappa, help="With --audit: below this kappa (judge against people) the judge is set aside: INDETERMINATE.")] = None,
     quiet: QuietOption = False,
 ) -> None:
     """Score a run against judgments and decide the gates.
@@ -397,9 +401,9 @@ ScoreFieldOption = Annotated[str, typer.Option("--score-field", help="The hit's 
 HeaderEnvOption = Annotated[list[str], typer.Option("--header-env", help="HTTP header from the environment: NAME=ENV_VARIABLE. Repeatable.")]
 CommandOption = Annotated[Optional[str], typer.Option("--command", help="An argv template (JSON list or command line), run without a shell.")]
 PythonOption = Annotated[Optional[str], typer.Option("--python", help="module:function returning ranked ids.")]
-ConcurrencyOption = Annotated[int, typer.Option("--concurrency", min=1, help="Calls in flight.")]
+ConcurrencyOption = Annotated[int, typer.Option("--concurrency", min=1, max=MAX_CONCURRENCY, help="Calls in flight.")]
 TimeoutOption = Annotated[float, typer.Option("--timeout", callback=positive, help="Seconds per call.")]
-RetriesOption = Annotated[int, typer.Option("--retries", min=0, help="Retries of a transient failure, with backoff.")]
+RetriesOption = Annotated[int, typer.Option("--retries", min=0, max=MAX_RETRIES, help="Retries of a transient failure, with backoff.")]
 RateOption = Annotated[Optional[float], typer.Option("--rate", callback=positive, help="At most this many calls per second.")]
 
 
@@ -429,14 +433,14 @@ def eval_(
     max_errors: Annotated[float, typer.Option("--max-errors", callback=share, help="Share of queries allowed to fail before the verdict fails.")] = 0.0,
     out: Annotated[str, typer.Option("--out", "-o", help="Directory for the runs, errors and reports.")] = "goldkeeper-eval",
     k: Annotated[list[str], typer.Option("-k", "--k", help="Cutoffs, e.g. 5,10 (default 10).")] = [],  # noqa: B006
-    threshold: Annotated[int, typer.Option("--threshold", help=THRESHOLD_HELP)] = 1,
+    threshold: ThresholdOption = 1,
     gate: Annotated[list[str], typer.Option("--gate", help=GATE_HELP + " Alone (followed by an option or nothing), as rag-eval-gate's flag: its thresholds recall@5 0.9, mrr@10 0.85, ndcg@10 0.85, each overridden by --min-<metric><k>.")] = [],  # noqa: B006
     report: Annotated[Optional[str], typer.Option("--report", help="Also write the (first run's) report JSON here.")] = None,
     now: Annotated[Optional[str], typer.Option("--now", help="Report time (ISO 8601); else SOURCE_DATE_EPOCH; else now.")] = None,
     intervals: Annotated[bool, typer.Option("--intervals/--no-intervals", help="A confidence interval on every metric.")] = True,
     confidence: Annotated[float, typer.Option("--confidence", callback=probability, help="Interval confidence level.")] = 0.95,
-    resamples: Annotated[int, typer.Option("--resamples", min=1, help="Bootstrap resamples for graded metrics under 500 queries (from 500 the distribution is computed).")] = 10_000,
-    seed: Annotated[int, typer.Option("--seed", "--sequential-seed", min=0, help="Seed of the bootstrap (under 500 queries) and of the order sequential gates watch queries in, recorded in their results.")] = 0,
+    resamples: Annotated[int, typer.Option("--resamples", min=1, max=MAX_RESAMPLES, help="Bootstrap resamples for graded metrics under 500 queries (from 500 the distribution is computed).")] = 10_000,
+    seed: Annotated[int, typer.Option("--seed", "--sequential-seed", min=0, max=MAX_SEED, help="Seed of the bootstrap (under 500 queries) and of the order sequential gates watch queries in, recorded in their results.")] = 0,
     output: Annotated[ReportFormat, typer.Option("--format", help="text, json or markdown.")] = ReportFormat.text,
     gate_policy: Annotated[Optional[GatePolicy], typer.Option("--gate-policy", help=POLICY_HELP)] = None,
     baseline: Annotated[Optional[str], typer.Option("--baseline", help="A previous report, for delta and regression gates.")] = None,
@@ -572,10 +576,10 @@ def compare(
     run: Annotated[list[str], typer.Option("--run", "-r", help="A run; the first is the baseline. Repeat.")],
     k: Annotated[list[str], typer.Option("-k", "--k", help="Cutoffs, e.g. 5,10 (default 10).")] = [],  # noqa: B006
     metric: Annotated[list[str], typer.Option("--metric", "-m", help="Metric ids to compare (default all).")] = [],  # noqa: B006
-    threshold: Annotated[int, typer.Option("--threshold", help=THRESHOLD_HELP)] = 1,
+    threshold: ThresholdOption = 1,
     alpha: Annotated[float, typer.Option("--alpha", callback=probability, help="Family-wise error rate per metric.")] = 0.05,
-    resamples: Annotated[int, typer.Option("--resamples", min=1, help="Monte Carlo sign flips beyond 20 differing pairs.")] = 10_000,
-    seed: Annotated[int, typer.Option("--seed", min=0, help="Seed of the Monte Carlo sign flips.")] = 0,
+    resamples: Annotated[int, typer.Option("--resamples", min=1, max=MAX_RESAMPLES, help="Monte Carlo sign flips beyond 20 differing pairs.")] = 10_000,
+    seed: Annotated[int, typer.Option("--seed", min=0, max=MAX_SEED, help="Seed of the Monte Carlo sign flips.")] = 0,
     output: Annotated[ReportFormat, typer.Option("--format", help="text, json or markdown.")] = ReportFormat.text,
 ) -> None:
     """Paired comparison of runs against the first: better, worse, no difference, or unresolvable."""
@@ -630,12 +634,12 @@ def power(
     judgments: Annotated[Optional[str], typer.Option("--judgments", "-j", help="Judgments JSONL, TREC qrels or BEIR TSV.")] = None,
     run: Annotated[list[str], typer.Option("--run", "-r", help="Baseline then candidate; omit both to assume a spread.")] = [],  # noqa: B006
     metric: Annotated[str, typer.Option("--metric", "-m", help="Metric id.")] = "recall@10",
-    target: Annotated[Optional[float], typer.Option("--target", callback=finite, help="An effect to size the query set for.")] = None,
+    target: Annotated[Optional[float], typer.Option("--target", callback=positive, help="An effect to size the query set for.")] = None,
     sd: Annotated[float, typer.Option("--sd", callback=positive, help="Assumed sd of per-query differences when no run is given.")] = 0.5,
     alpha: Annotated[float, typer.Option("--alpha", callback=probability, help="Two-sided significance level.")] = 0.05,
     power_: Annotated[float, typer.Option("--power", callback=probability, help="Wanted power.")] = 0.8,
     confidence: Annotated[float, typer.Option("--confidence", callback=probability, help="Confidence of the interval widths.")] = 0.95,
-    threshold: Annotated[int, typer.Option("--threshold", help=THRESHOLD_HELP)] = 1,
+    threshold: ThresholdOption = 1,
     output: FormatOption = OutputFormat.text,
 ) -> None:
     """What a gold set can resolve, with no retriever: the smallest p by differing queries, the
@@ -683,10 +687,10 @@ class AuditBound(str, Enum):
 
 @app.command()
 def audit(
-    n: Annotated[Optional[int], typer.Option("-n", min=1, help="Number of queries the figure was computed on.")] = None,
-    value: Annotated[Optional[float], typer.Option("-v", "--value", help="The reported mean, from 0 to 1.")] = None,
+    n: Annotated[Optional[int], typer.Option("-n", callback=queries, help="Number of queries the figure was computed on.")] = None,
+    value: Annotated[Optional[float], typer.Option("-v", "--value", callback=share, help="The reported mean, from 0 to 1.")] = None,
     metric: Annotated[str, typer.Option("-m", "--metric", help="Metric id, e.g. recall@5.")] = "recall@5",
-    baseline: Annotated[Optional[float], typer.Option("-b", "--baseline", help="The baseline it claims to beat.")] = None,
+    baseline: Annotated[Optional[float], typer.Option("-b", "--baseline", callback=share, help="The baseline it claims to beat.")] = None,
     binary: Annotated[bool, typer.Option("--binary", help="Force the exact 0/1 bound (every figure must be k/n).")] = False,
     graded: Annotated[bool, typer.Option("--graded", help="Force the graded bound (variance <= m(1-m)).")] = False,
     confidence: Annotated[float, typer.Option("--confidence", callback=probability, help="Interval confidence level.")] = 0.95,
@@ -748,7 +752,7 @@ def audit_web(out: str, open_page: bool, **inputs: Any) -> None:
 @app.command()
 def agreement(
     files: Annotated[list[str], typer.Argument(help="Judgments files (JSONL, TREC qrels, BEIR): human: and synthetic: labels, in one file or several.")],
-    threshold: Annotated[int, typer.Option("--threshold", help="Lowest relevance that counts as relevant.")] = 1,
+    threshold: ThresholdOption = 1,
     output: FormatOption = OutputFormat.text,
 ) -> None:
     """How far the LLM judge (synthetic: labels) agrees with people (human: labels): Cohen's
@@ -796,9 +800,9 @@ def calibrate(
     delta: Annotated[float, typer.Option("--delta", callback=probability, help="...with probability >= 1 - delta over the calibration draw.")] = 0.05,
     splits: Annotated[str, typer.Option("--splits", help="Temperature, calibration and evaluation fractions.")] = "0.25,0.5,0.25",
     temperature: Annotated[Optional[float], typer.Option("--temperature", callback=positive, help="Fix the softmax temperature instead of choosing it on the first split.")] = None,
-    max_k: Annotated[Optional[int], typer.Option("--max-k", min=1, help=f"A hard cap on passages (reported when it binds); a retriever asked is asked for this many, default {PEER_DEPTH} (rag-eval-gate's).")] = None,
-    threshold: Annotated[int, typer.Option("--threshold", help="Lowest relevance that counts as relevant.")] = 1,
-    seed: Annotated[int, typer.Option("--seed", min=0, help="Seed of the split.")] = 0,
+    max_k: Annotated[Optional[int], typer.Option("--max-k", min=1, max=MAX_CUTOFF, help=f"A hard cap on passages (reported when it binds); a retriever asked is asked for this many, default {PEER_DEPTH} (rag-eval-gate's).")] = None,
+    threshold: ThresholdOption = 1,
+    seed: Annotated[int, typer.Option("--seed", min=0, max=MAX_SEED, help="Seed of the split.")] = 0,
     output: FormatOption = OutputFormat.text,
 ) -> None:
     """Certify how many passages to send an LLM (conformal) and when to abstain (risk control)."""

@@ -9,7 +9,18 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-from goldkeeper.cli.app import GATE_HELP, FormatOption, OutputFormat, app, emit_json, parse_cutoffs, quiet_prefect
+from goldkeeper.cli.app import (
+    GATE_HELP,
+    FormatOption,
+    OutputFormat,
+    app,
+    emit_json,
+    kappa,
+    parse_cutoffs,
+    queries,
+    quiet_prefect,
+    width,
+)
 from goldkeeper.errors import UsageError
 from goldkeeper.io.files import source_name
 from goldkeeper.models.records import MAX_RELEVANCE
@@ -163,9 +174,9 @@ def suite_set(
     judge_url: Annotated[Optional[str], typer.Option("--judge-url", help="An OpenAI-compatible endpoint whose LLM judge answers the queue first (spec/judge.md); 'off' for none.")] = None,
     judge_model: Annotated[Optional[str], typer.Option("--judge-model", help="The judge's model, as the endpoint knows it.")] = None,
     judge_key_env: Annotated[Optional[str], typer.Option("--judge-key-env", help="The environment variable (on the worker) holding the judge's API key.")] = None,
-    audit_width: Annotated[Optional[float], typer.Option("--audit-width", help="People audit enough queries for a 95% interval this wide from them alone (default 0.2).")] = None,
-    audit_at_most: Annotated[Optional[int], typer.Option("--audit-at-most", help="People audit at most this many queries.")] = None,
-    kappa_floor: Annotated[Optional[float], typer.Option("--kappa-floor", help="Below this kappa on the audit the judge is set aside and people answer the whole queue.")] = None,
+    audit_width: Annotated[Optional[float], typer.Option("--audit-width", callback=width, help="People audit enough queries for a 95% interval this wide from them alone (default 0.2).")] = None,
+    audit_at_most: Annotated[Optional[int], typer.Option("--audit-at-most", callback=queries, help="People audit at most this many queries.")] = None,
+    kappa_floor: Annotated[Optional[float], typer.Option("--kappa-floor", callback=kappa, help="Below this kappa on the audit the judge is set aside and people answer the whole queue.")] = None,
     storage: StorageOption = None,
 ) -> None:
     """Change a suite's configuration: each option given replaces that field (--run and

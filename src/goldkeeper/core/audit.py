@@ -59,8 +59,8 @@ def _as_count(value: float, n: int) -> int | None:
 
 
 def _check(n: int, value: float, baseline: float | None, confidence: float, alpha: float, power: float) -> None:
-    if n < 1:
-        raise ValueError(f"audit: n must be at least 1, got {n}")
+    if n < 2:  # as rag-eval-gate refuses it: an interval from one query says nothing
+        raise ValueError(f"audit: n must be at least 2 queries, got {n}")
     for what, level in (("confidence", confidence), ("alpha", alpha), ("power", power)):
         if not 0 < level < 1:  # NaN fails too
             raise ValueError(f"audit: {what} must be between 0 and 1, exclusive, got {level}")

@@ -26,6 +26,7 @@ from goldkeeper.core.drift import (
     Corpus,
     DriftResult,
     LiveChunk,
+    check_unique_ids,
     chunk_from_dict,
     classify,
     keys_accounted_for,
@@ -322,7 +323,8 @@ def open_corpus(url: str, *, stream: bool = False) -> Corpus | ShardedCorpus | S
         return spooled
     corpus = corpus_json(data)
     if corpus is None:  # core reads and words it
-        corpus = parse_corpus(data, source_name(url))
+        return parse_corpus(data, source_name(url))
+    check_unique_ids((chunk.chunk_id for chunk in corpus.chunks), source_name(url))
     return corpus
 
 

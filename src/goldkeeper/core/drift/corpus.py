@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, make_dataclass
 from itertools import islice
 from operator import attrgetter
@@ -195,6 +195,17 @@ def keys_accounted_for(raw: bytes, payload: Mapping[str, Any], present: int | No
     return keys_in_text(raw) == expected + sum(raw.count(key) for key in _NOT_LIVE)
 
 
+def check_unique_ids(ids: Iterable[str], source: str, where: str = "chunks") -> None:
+    """Refuse a snapshot whose chunk ids repeat: a label on a repeated id would match either
+    chunk. ``where`` names the array (``chunks[3].chunk_id``)."""
+    seen: dict[str, int] = {}
+    for index, identity in enumerate(ids):
+        first = seen.setdefault(identity, index)
+        if first != index:
+            raise InputError(source, f"repeats the id of {where}[{first}]", field=f"{where}[{index}].chunk_id",
+                             found=describe_value(identity))
+
+
 def parse_corpus(data: bytes | str, source: str = "corpus") -> Corpus:
     """The spec's corpus.json: ``{"corpus_fingerprint", "chunker_fingerprint", "chunks"}``.
 
@@ -212,8 +223,11 @@ def parse_corpus(data: bytes | str, source: str = "corpus") -> Corpus:
             pass
         else:
             if keys_accounted_for(raw, payload):
+                check_unique_ids((chunk.chunk_id for chunk in payload["chunks"]), source)
                 return Corpus(payload["chunks"], payload.get("corpus_fingerprint"), payload.get("chunker_fingerprint"))
-    return _parse_corpus_fields(data, source)
+    corpus = _parse_corpus_fields(data, source)
+    check_unique_ids((chunk.chunk_id for chunk in corpus.chunks), source)
+    return corpus
 
 
 def _parse_corpus_fields(data: bytes | str, source: str) -> Corpus:

@@ -17,13 +17,17 @@ if TYPE_CHECKING:
 
 def snapshot_rows(
     chunks: Iterable[Any], chunker_fingerprint: str, source: str = "chunks", *, numbered: bool = False,
+    unique: bool = False,
 ) -> Iterator[dict[str, Any]]:
     """Snapshot chunks from chunker output rows ``{doc_uri, doc_revision, ordinal, text}``, lazily.
 
     Ids follow spec/chunk-id.md; ``doc_revision`` defaults to the text's own hash, as the spec
     allows for sources without versions. Each row is checked, with its line on error (the
     rows' positions, or with ``numbered`` the line numbers given as ``(line, row)`` pairs).
+    With ``unique``, a row that repeats an earlier one's id (the same document, revision,
+    ordinal and text) is refused at its line (the ids are kept: an in-memory snapshot's cost).
     """
+    seen: dict[str, int] = {}
     if not isinstance(chunker_fingerprint, str) or FIELD_SEPARATOR in chunker_fingerprint:
         # said of the fingerprint itself, not of the first row whose id it would be part of
         raise ValueError(f"chunker_fingerprint: must be a string without U+001F, got {chunker_fingerprint!r}")
@@ -52,6 +56,10 @@ def snapshot_rows(
         except ValueError as error:  # "chunk_id: <field>: <problem>": a field of this row's
             _, field, problem = str(error).split(": ", 2)
             raise InputError(source, problem, line=line, field=field) from None
+        if unique and seen.setdefault(identity, line) != line:
+            raise InputError(source, f"repeats the chunk of line {seen[identity]} (the same document, revision, "
+                                     "ordinal and text): its id would be in the snapshot twice",
+                             line=line, field="text", found=describe_value(identity))
         out = {"chunk_id": identity, "doc_uri": row["doc_uri"], "doc_revision": revision,
                "ordinal": ordinal, "text": text, "text_sha": sha}
         start = _count(row, "start_index", source, line)
@@ -67,4 +75,4 @@ def build_snapshot(
     """A corpus.json (in memory) from chunker output rows; see ``snapshot_rows``."""
     return {"corpus_fingerprint": corpus_fingerprint or chunker_fingerprint,
             "chunker_fingerprint": chunker_fingerprint,
-            "chunks": list(snapshot_rows(chunks, chunker_fingerprint, source, numbered=numbered))}
+            "chunks": list(snapshot_rows(chunks, chunker_fingerprint, source, numbered=numbered, unique=True))}
