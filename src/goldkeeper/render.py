@@ -86,13 +86,31 @@ def _metric_rows(document: dict) -> tuple[list[tuple[str, list[str]]], list[int]
     return [(labelled(name), [values.get(k, "") for k in ks]) for name, values in names.items()], ks
 
 
+def paired_lines(verdicts: list[dict[str, Any]]) -> list[str]:
+    """``eval --paired-sequential``'s verdicts for people: each challenger against the baseline,
+    the mean difference and its anytime-valid interval at the look it settled at."""
+    if not verdicts:
+        return ["paired sequential comparison: no query with a relevant label to pair"]
+    first = verdicts[0]
+    lines = [f"paired sequential comparison on {first['metric']} against {first['baseline']} "
+             f"(anytime-valid {1 - first['alpha']:.0%}; undecided fails):"]
+    for verdict in verdicts:
+        low, high = verdict["cs"]
+        when = (f"settled after {verdict['looked']} paired queries ({verdict['of']} asked)"
+                if verdict["decision"] != "undecided" else f"not settled after all {verdict['of']} paired queries")
+        lines.append(f"  {verdict['challenger']}: {verdict['decision']}, {verdict['difference']:+.4f} "
+                     f"[{low:+.4f}, {high:+.4f}], {when}")
+    return lines
+
+
 def sequential_line(spent: dict[str, Any]) -> str:
     """What sequential gates saved in a live evaluation."""
     seed = f" (order seed {spent['seed']})" if "seed" in spent else ""
+    who = spent.get("by", "sequential gates")
     if not spent["saved"]:
-        return (f"sequential gates: all {spent['of']} queries were asked before they settled (or used their "
+        return (f"{who}: all {spent['of']} queries were asked before they settled (or used their "
                 f"budget){seed}")
-    return (f"sequential gates settled after {spent['asked']} of {spent['of']} queries{seed}: {spent['saved']} "
+    return (f"{who} settled after {spent['asked']} of {spent['of']} queries{seed}: {spent['saved']} "
             f"({spent['saved'] / spent['of']:.0%}) never asked")
 
 

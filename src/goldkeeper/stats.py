@@ -6,6 +6,7 @@
     min_attainable_p(differing_pairs) -> p                            2 / 2^d
     holm(pvalues) -> adjusted
     betting_cs(stream, alpha=0.05) -> (lower[], upper[])             anytime-valid, values in [0, 1]
+    paired_gate(candidate, baseline, alpha=0.05, seed=None) -> PairedVerdict   ... of a paired difference
     ppi_mean_ci(y, yhat, yhat_unlabeled, alpha=0.05) -> (lo, hi)       PPI++ with an LLM judge
     ppi_mean(y, yhat, yhat_unlabeled, alpha=0.05) -> PPIEstimate       the same, with .statement()
     summarize(samples) -> Measurement                                 Student-t, repeated samples
@@ -20,18 +21,21 @@ from goldkeeper.core.audit import audit
 from goldkeeper.core.intervals import bca_interval, clopper_pearson
 from goldkeeper.core.power import power_analysis, resolution_ladders
 from goldkeeper.core.ppi import PPIEstimate, ppi_mean, ppi_mean_ci
-from goldkeeper.core.sequential import betting_cs
+from goldkeeper.core.sequential import PairedVerdict, betting_cs, paired_cs, paired_gate
 from goldkeeper.core.significance import holm, min_attainable_p, paired_permutation_test
 from goldkeeper.core.summary import summarize
 
 __all__ = [
     "PPIEstimate",
+    "PairedVerdict",
     "audit",
     "bca_interval",
     "betting_cs",
     "clopper_pearson",
     "holm",
     "min_attainable_p",
+    "paired_cs",
+    "paired_gate",
     "paired_permutation_test",
     "power_analysis",
     "ppi_mean",

@@ -122,3 +122,55 @@ def test_past_256_queries_the_gates_are_looked_at_as_the_queries_grow_by_a_quart
     assert looks[:16] == list(range(16, 257, 16))  # every batch up to 256
     assert all(b >= 1.25 * a for a, b in pairwise(looks[15:]))
     assert len(looks) < 30  # 250 batches
+
+
+PAIRED = '''
+import hashlib
+def search(query, k=10, mode=""):
+    with open("calls.log", "a") as log:
+        log.write(mode + " " + query + "\\n")
+    qid = query.split()[-1]
+    share = 95 if mode == "good" else 40
+    good = int(hashlib.sha256(qid.encode()).hexdigest(), 16) % 100 < share
+    return [f"d-{qid}" if good else "nope"]
+'''
+
+
+def _paired(folder, modes: str, out: str, *extra: str) -> tuple[int, dict, list[str]]:
+    (folder / "retriever.py").write_text(PAIRED)
+    log = folder / "calls.log"
+    log.unlink(missing_ok=True)
+    result = run_cli("eval", "-j", "judgments.jsonl", "--backend", "python", "--python", "retriever:search",
+                     "--modes", modes, "--paired-sequential", "recall@1", "--out", out, "--no-intervals",
+                     "--format", "json", *extra, cwd=folder)
+    assert result.code in (0, 1), result.stderr
+    return result.code, json.loads(result.stdout), log.read_text().splitlines()
+
+
+def test_a_paired_sequential_comparison_stops_asking_both_once_the_difference_is_settled(folder):
+    """Issue 42, item 5 (rag-eval-gate's paired_gate, on eval --modes): both modes are asked the
+    same queries in the seeded order, a batch at a time, until the confidence sequence of the
+    difference excludes 0; a rerun asks the same; a gate that needs every query asks them all and
+    the verdict is the same look."""
+    code, found, calls = _paired(folder, "bad,good", "paired")
+    (verdict,) = found["paired"]
+    assert code == 0 and verdict["decision"] == "better" and verdict["challenger"] == "good"
+    asked = found["systems"]["bad"]["retrieval"]["sequential"]
+    assert asked["by"] == "the paired comparison" and asked["asked"] < 300 and asked["asked"] % 16 == 0
+    assert asked == found["systems"]["good"]["retrieval"]["sequential"]
+    assert sorted(c.split(" ", 1)[1] for c in calls if c.startswith("bad ")) == \
+        sorted(c.split(" ", 1)[1] for c in calls if c.startswith("good ")) and len(calls) == 2 * asked["asked"]
+    assert asked["asked"] - 16 < verdict["looked"] <= asked["asked"] and verdict["cs"][0] > 0
+    _, again, calls_again = _paired(folder, "bad,good", "again")
+    assert again["paired"] == found["paired"] and sorted(calls_again) == sorted(calls)
+    _, full, all_calls = _paired(folder, "bad,good", "full", "--gate", "coverage:0.5")
+    assert len(all_calls) == 600 and full["paired"][0]["looked"] == verdict["looked"]
+    worse_code, worse, _ = _paired(folder, "good,bad", "worse")
+    assert worse_code == 1 and worse["paired"][0]["decision"] == "worse"
+
+
+def test_a_paired_comparison_needs_two_systems(folder):
+    (folder / "retriever.py").write_text(PAIRED)
+    result = run_cli("eval", "-j", "judgments.jsonl", "--backend", "python", "--python", "retriever:search",
+                     "--paired-sequential", "recall@1", cwd=folder)
+    assert result.code == 2 and "--paired-sequential: compares systems, and there is one" in result.stderr

@@ -107,7 +107,9 @@ def test_every_numeric_option_at_its_extremes_runs_or_is_refused_in_one_line_nam
         lines = stderr.strip().splitlines()
         if code in (0, 1):
             continue
-        named = any(f"'{opt}'" in stderr or f"{opt}:" in stderr or f"{opt} " in stderr for opt in names[command, option])
+        # named by its flag, or by its long name as the command's own words have it ("audit: value must be")
+        named = any(f"'{opt}'" in stderr or f"{opt}:" in stderr or f"{opt} " in stderr
+                    or (opt.startswith("--") and f": {opt[2:]} " in stderr) for opt in names[command, option])
         if code != 2 or len(lines) != 1 or not lines[0].startswith("error: ") or not named:
             wrong.append(f"{command} {option} {value}: exit {code}: {stderr.strip()[:200]}")
     assert not wrong, "\n".join(wrong)

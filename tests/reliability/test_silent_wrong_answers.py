@@ -71,7 +71,7 @@ def test_zero_resamples_is_refused_not_p_equals_one(example):
     rows = [json.loads(line) for line in (example / "run.jsonl").read_text().splitlines()]
     (example / "run2.jsonl").write_text("".join(json.dumps({**r, "ranking": r["ranking"][::-1]}) + "\n" for r in rows))
     _refused(run_cli("compare", "-j", "judgments.jsonl", "-r", "run.jsonl", "-r", "run2.jsonl", "--resamples", "0",
-                     cwd=example), "error: Invalid value for '--resamples': 0 is not in the range x>=1.")
+                     cwd=example), "error: Invalid value for '--resamples': 0 is not in the range 1<=x<=1000000.")
     from goldkeeper.core.significance import paired_permutation_test
 
     with pytest.raises(ValueError, match="resamples must be a whole number of at least 1, got 0"):

@@ -77,8 +77,26 @@ def _both(payload: object) -> tuple[object, object]:
     "not an object",
 ])
 def test_both_readers_agree_on_a_chunk(chunk):
-    fast, fields = _both({"corpus_fingerprint": "new", "chunker_fingerprint": "c", "chunks": [GOOD, chunk]})
+    other = {**GOOD, "chunk_id": "c1:" + "f" * 32}  # beside a chunk of its own id: ids never repeat
+    fast, fields = _both({"corpus_fingerprint": "new", "chunker_fingerprint": "c", "chunks": [other, chunk]})
     assert fast == fields
+
+
+@pytest.mark.parametrize("second", [GOOD, {**GOOD, "text": "another text"}], ids=["same-chunk", "another-chunk"])
+def test_a_snapshot_whose_chunk_ids_repeat_is_refused_by_every_reader(tmp_path, second):
+    """Issue 42, item 8: a label on a repeated id would match either chunk; refused with the
+    position of both, before drift or score writes anything."""
+    from goldkeeper.io.snapshots import open_corpus
+
+    data = json.dumps({"chunks": [GOOD, second]}).encode()
+    message = f'corpus.json: chunks[1].chunk_id: repeats the id of chunks[0], got "{GOOD["chunk_id"]}"'
+    with pytest.raises(InputError) as parsed:
+        drift.parse_corpus(data, "corpus.json")
+    assert str(parsed.value) == message
+    (tmp_path / "corpus.json").write_bytes(data)
+    with pytest.raises(InputError) as opened:
+        open_corpus(str(tmp_path / "corpus.json"))
+    assert str(opened.value) == message.replace("corpus.json", str(tmp_path / "corpus.json"), 1)
 
 
 @pytest.mark.parametrize("payload", [

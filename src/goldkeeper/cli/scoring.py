@@ -444,6 +444,7 @@ def eval_(
     output: Annotated[ReportFormat, typer.Option("--format", help="text, json or markdown.")] = ReportFormat.text,
     gate_policy: Annotated[Optional[GatePolicy], typer.Option("--gate-policy", help=POLICY_HELP)] = None,
     baseline: Annotated[Optional[str], typer.Option("--baseline", help="A previous report, for delta and regression gates.")] = None,
+    paired_sequential: Annotated[Optional[str], typer.Option("--paired-sequential", help="METRIC (mrr@10): an anytime-valid paired comparison of each mode or run against the first, which stops asking both once every difference is settled (rag-eval-gate's paired_gate); exit 1 unless each challenger is settled better.")] = None,
     quiet: QuietOption = False,
 ) -> None:
     """Call a retriever for every judged query, record the runs, score and gate them.
@@ -474,6 +475,9 @@ def eval_(
     peer = "" in gate
     gate = [expression for expression in gate if expression]
     gates, ks = gates_and_cutoffs([*gate, *policy_gates(gate_policy, thresholds, peer=peer)], k, seed)
+    paired_metric = None if paired_sequential is None else str(metric_id(paired_sequential))
+    if paired_metric is not None and metric_id(paired_metric).k not in ks:
+        ks.append(metric_id(paired_metric).k)
     config = retriever_config(backend, url_template=url_template, method=method, body_template=body_template,
                               results_path=results_path, id_field=id_field, score_field=score_field,
                               header_env=header_env, command=command, python=python_target, timeout=timeout)
@@ -496,6 +500,8 @@ def eval_(
             raise UsageError(f"--modes: a mode twice in {modes}; a run is never compared with itself")
         retriever = make_retriever(config)  # bad options are reported before any input is read
         systems = [(m or backend.value, retriever, m) for m in names]
+    if paired_metric is not None and len(systems) < 2:
+        raise UsageError("--paired-sequential: compares systems, and there is one: give --modes a,b or two --run-file")
     with progress(quiet=quiet or output is ReportFormat.json):
         rows, judgments_sha = load_label_rows(judgments, queries=queries_file)
     validation = validate(rows)
@@ -504,11 +510,34 @@ def eval_(
                                             need_text=backend is not Backend.run_file)
     generated_at = report_time(now)
     os.makedirs(out, exist_ok=True)
+    paired = None
+    if paired_metric is not None:
+        # Every system asked the same queries in the seeded order, a batch at a time; with no
+        # gate that needs every query, asking stops once each challenger is settled.
+        from goldkeeper.core.gates import sequential_order
+        from goldkeeper.io.retrieval import paired_stop, paired_verdicts, retrieve_runs, spent_record
+
+        ordered = {query_id: texts[query_id] for query_id in sequential_order(texts, seed)}
+        stop = paired_stop(rows, paired_metric, threshold) if not gates else None
+        with progress(f"retrieving {', '.join(name for name, _, _ in systems)}", len(ordered) * len(systems),
+                      quiet=quiet or output is ReportFormat.json) as advance:
+            gots = retrieve_runs([(retriever, name, mode) for name, retriever, mode in systems], ordered, max(ks),
+                                 concurrency=concurrency, retries=retries, rate=rate, cache=cache, progress=advance,
+                                 settled=stop)
+        paired = paired_verdicts(rows, [got.entries for got in gots], [got.name for got in gots], gots[0].asked,
+                                 paired_metric, threshold)
+        spent_by = [spent_record(got, concurrency, seed, "the paired comparison") if stop is not None else None
+                    for got in gots]
+    else:
+        gots = []
+        for name, retriever, mode in systems:
+            with progress(f"retrieving {name}", len(texts), quiet=quiet or output is ReportFormat.json) as advance:
+                gots.append(retrieve_run(retriever, name, texts, max(ks), mode, concurrency=concurrency,
+                                         retries=retries, rate=rate, cache=cache, progress=advance, settled=settled))
+        spent_by = [spent(got, concurrency) if settled is not None else None for got in gots]
     named, reports = [], []
-    for name, retriever, mode in systems:
-        with progress(f"retrieving {name}", len(texts), quiet=quiet or output is ReportFormat.json) as advance:
-            got = retrieve_run(retriever, name, texts, max(ks), mode, concurrency=concurrency, retries=retries,
-                               rate=rate, cache=cache, progress=advance, settled=settled)
+    for got, record in zip(gots, spent_by):
+        name = got.name
         slug = "".join(c if c.isalnum() or c in "-_." else "-" for c in os.path.basename(name)) or "run"
         run_path = os.path.join(out, f"run-{slug}.jsonl")
         write_bytes_atomic(run_path, got.run_bytes)
@@ -517,8 +546,7 @@ def eval_(
         inputs = {"judgments": {"url": judgments, "sha256": judgments_sha},
                   "run": {"url": run_path, "sha256": hashlib.sha256(got.run_bytes).hexdigest(), "system": name}}
         # Queries never asked (a sequential retrieval that stopped) are not scored as misses.
-        retrieval = Retrieval(got.queries, got.errors, max_errors,
-                              spent(got, concurrency) if settled is not None else None)
+        retrieval = Retrieval(got.queries, got.errors, max_errors, record)
         built = evaluate(rows, got.entries, validation, settings, generated_at=generated_at, inputs=inputs,
                          baseline=previous, retrieval=retrieval)
         document = report_bytes(built)
@@ -535,10 +563,11 @@ def eval_(
                                      next((g.metric for g in gates if "@" in g.metric), f"mrr@{max(ks)}"))
     if output is ReportFormat.json:
         emit_json({"systems": {name: json.loads(document) for name, _, document in reports},
-                    "comparison": comparison, "resolution": resolution, "out": out})
+                    "comparison": comparison, "resolution": resolution, "paired": paired, "out": out})
     else:
         from goldkeeper.render import (
             comparison_markdown,
+            paired_lines,
             print_comparison,
             print_report,
             report_markdown,
@@ -559,6 +588,10 @@ def eval_(
             print_comparison(comparison)
         elif comparison is not None:
             sys.stdout.write("\n" + comparison_markdown(comparison))
+        if paired is not None:
+            lines = paired_lines(paired)
+            sys.stdout.write("\n".join(lines) + "\n" if output is ReportFormat.text
+                             else "\n### Paired sequential comparison\n\n" + "".join(f"- {line.strip()}\n" for line in lines[1:]))
         if resolution is not None:
             lines = resolution_lines(resolution, resolution["power"], resolution.get("target"))
             sys.stdout.write("\n".join(lines) + "\n" if output is ReportFormat.text
@@ -567,6 +600,7 @@ def eval_(
         sys.stdout.write(f"runs, errors and reports in {out}/\n" if output is ReportFormat.text
                          else f"\nRuns, errors and reports: `{out}/`.\n")
     ok = all(built["verdict"]["status"] == "PASS" for _, built, _ in reports)
+    ok = ok and all(verdict["decision"] == "better" for verdict in paired or [])
     raise typer.Exit(EXIT_OK if ok else EXIT_FAILED)
 
 
@@ -688,9 +722,9 @@ class AuditBound(str, Enum):
 @app.command()
 def audit(
     n: Annotated[Optional[int], typer.Option("-n", callback=queries, help="Number of queries the figure was computed on.")] = None,
-    value: Annotated[Optional[float], typer.Option("-v", "--value", callback=share, help="The reported mean, from 0 to 1.")] = None,
+    value: Annotated[Optional[float], typer.Option("-v", "--value", help="The reported mean, from 0 to 1.")] = None,
     metric: Annotated[str, typer.Option("-m", "--metric", help="Metric id, e.g. recall@5.")] = "recall@5",
-    baseline: Annotated[Optional[float], typer.Option("-b", "--baseline", callback=share, help="The baseline it claims to beat.")] = None,
+    baseline: Annotated[Optional[float], typer.Option("-b", "--baseline", help="The baseline it claims to beat.")] = None,
     binary: Annotated[bool, typer.Option("--binary", help="Force the exact 0/1 bound (every figure must be k/n).")] = False,
     graded: Annotated[bool, typer.Option("--graded", help="Force the graded bound (variance <= m(1-m)).")] = False,
     confidence: Annotated[float, typer.Option("--confidence", callback=probability, help="Interval confidence level.")] = 0.95,

@@ -33,12 +33,16 @@ __all__ = [
     "Retriever",
     "in_order",
     "judged_queries",
+    "paired_stop",
+    "paired_verdicts",
     "retrieve_run",
+    "retrieve_runs",
     "retrieve_to_storage",
     "retry_delay",
     "run_queries",
     "sequential_plan",
     "sequential_stop",
+    "spent_record",
 ]
 
 
@@ -250,56 +254,131 @@ def retrieve_run(
     as entries and canonical run JSONL bytes, and the errors. With ``settled``, queries are
     asked ``concurrency`` at a time, and after each batch ``settled(entries, ids asked)`` may stop
     it: the same batches every time, so a rerun asks the same queries."""
+    (got,) = retrieve_runs([(retriever, name, mode)], texts, depth, concurrency=concurrency, retries=retries,
+                           rate=rate, cache=cache, progress=progress,
+                           settled=None if settled is None else (lambda entries, asked: settled(entries[0], asked)))
+    return got
+
+
+def retrieve_runs(
+    systems: Sequence[tuple[Retriever, str, str]], texts: dict[str, str], depth: int, *,
+    concurrency: int = 16, retries: int = 3, rate: float | None = None, cache: str | None = None,
+    progress: Callable[[int], None] | None = None,
+    settled: Callable[[list[list[Any]], list[str]], bool] | None = None,
+) -> list[Retrieved]:
+    """``retrieve_run`` for several systems (retriever, name, mode) in lockstep: each batch is
+    asked of every system before the next, and ``settled(entries of each system, ids asked)``
+    may stop all of them (a paired comparison that has settled); ``progress`` counts calls."""
     from goldkeeper.core.runs import dump_run
     from goldkeeper.models.run import RunEntry
 
-    queries = [Query(query_id, text, depth, mode) for query_id, text in texts.items()]
-    batch = len(queries) if settled is None else concurrency
-    outcomes: list[Outcome] = []
-    entries: list[Any] = []
+    queries = [[Query(query_id, text, depth, mode) for query_id, text in texts.items()] for _, _, mode in systems]
+    batch = len(texts) if settled is None else concurrency
+    outcomes: list[list[Outcome]] = [[] for _ in systems]
+    entries: list[list[Any]] = [[] for _ in systems]
+    calls = [0]
+
+    def advance(n: int, base: int) -> None:
+        if progress is not None:
+            progress(base + n)
+
     try:
-        for start in range(0, len(queries), max(batch, 1)):
-            done = len(outcomes)
-            answered = run_queries(retriever, queries[start:start + batch], concurrency=concurrency, retries=retries,
-                                   rate=rate, cache=cache,
-                                   progress=None if progress is None else (lambda n, done=done: progress(done + n)))
-            outcomes.extend(answered)
-            entries.extend(RunEntry(query_id=o.query.query_id, ranking=list(o.hits.ids),
-                                    scores=list(o.hits.scores) if o.hits.scores is not None else None)
-                           for o in answered if o.hits is not None)
-            if settled is not None and len(outcomes) < len(queries) and settled(
-                    entries, [o.query.query_id for o in outcomes]):
+        for start in range(0, len(texts), max(batch, 1)):
+            for index, (retriever, _, _) in enumerate(systems):
+                answered = run_queries(retriever, queries[index][start:start + batch], concurrency=concurrency,
+                                       retries=retries, rate=rate, cache=cache,
+                                       progress=lambda n, base=calls[0]: advance(n, base))
+                calls[0] += len(answered)
+                outcomes[index].extend(answered)
+                entries[index].extend(RunEntry(query_id=o.query.query_id, ranking=list(o.hits.ids),
+                                               scores=list(o.hits.scores) if o.hits.scores is not None else None)
+                                      for o in answered if o.hits is not None)
+            asked = [o.query.query_id for o in outcomes[0]]
+            if settled is not None and len(asked) < len(texts) and settled(entries, asked):
                 break
     finally:
-        retriever.close()
-    errors = [{"query_id": o.query.query_id, "error": o.error, "attempts": o.attempts}
-              for o in outcomes if o.error is not None]
-    return Retrieved(name, entries, errors, len(outcomes), dump_run(entries).encode("utf-8"),
-                     [o.query.query_id for o in outcomes], len(queries))
+        for retriever in {id(r): r for r, _, _ in systems}.values():
+            retriever.close()
+    return [Retrieved(name, entries[index],
+                      [{"query_id": o.query.query_id, "error": o.error, "attempts": o.attempts}
+                       for o in outcomes[index] if o.error is not None],
+                      len(outcomes[index]), dump_run(entries[index]).encode("utf-8"),
+                      [o.query.query_id for o in outcomes[index]], len(texts))
+            for index, (_, name, _) in enumerate(systems)]
 
 
 def sequential_stop(rows: list[dict[str, Any]], gates: list[Any], ks: list[int], threshold: int,
                     ) -> Callable[[list[Any], list[str]], bool]:
     """``retrieve_run``'s ``settled`` for gates that are all sequential: the run so far scored
     on the queries asked so far (a failed call counts as a miss, as in the report), then
-    whether every gate has settled. A look computes the confidence sequence over every query
-    asked, at a cost that grows with them, so past ``_CHECK_ALWAYS`` queries it looks again only
-    once the queries asked have grown by a quarter: a few looks in all, whatever the set's size,
-    for at most a quarter more queries than the first settled batch would have asked."""
+    whether every gate has settled (looked at as ``_now_and_then`` says)."""
     from goldkeeper.core.gates import sequential_settled
     from goldkeeper.core.scoring import build_qrels, score
 
-    looked = [0]
-
     def settled(entries: list[Any], asked: list[str]) -> bool:
-        if len(asked) > _CHECK_ALWAYS and len(asked) < looked[0] * 1.25:
-            return False
-        looked[0] = len(asked)
         wanted = set(asked)
         result = score(build_qrels([r for r in rows if r["query_id"] in wanted]), entries, k=ks, threshold=threshold)
         return sequential_settled(gates, result.per_query)
 
+    return _now_and_then(settled)
+
+
+def _now_and_then(check: Callable[[Any, list[str]], bool]) -> Callable[[Any, list[str]], bool]:
+    """A look computes a confidence sequence over every query asked, at a cost that grows
+    with them, so past ``_CHECK_ALWAYS`` queries ``check`` is looked at again only once the
+    queries asked have grown by a quarter: a few looks in all, whatever the set's size, for at
+    most a quarter more queries than the first settled batch would have asked."""
+    looked = [0]
+
+    def settled(entries: Any, asked: list[str]) -> bool:
+        if len(asked) > _CHECK_ALWAYS and len(asked) < looked[0] * 1.25:
+            return False
+        looked[0] = len(asked)
+        return check(entries, asked)
+
     return settled
+
+
+def paired_verdicts(rows: list[dict[str, Any]], runs: Sequence[list[Any]], names: Sequence[str], asked: list[str],
+                    metric: str, threshold: int, alpha: float = 0.05) -> list[dict[str, Any]]:
+    """Each challenger (every run after the first) against the first, paired by query on
+    ``metric``, the queries watched in the order asked: ``core.sequential.paired_gate``'s
+    verdict (better, worse, undecided; the look it settled at). A query a run failed on is a
+    miss, as in its report; queries without a relevant label are not pairs."""
+    from goldkeeper.core.metric_ids import parse_metric_id
+    from goldkeeper.core.scoring import build_qrels, score
+    from goldkeeper.core.sequential import paired_gate
+
+    wanted = set(asked)
+    qrels = build_qrels([r for r in rows if r["query_id"] in wanted])
+    k = parse_metric_id(metric).k
+    per_query = [score(qrels, entries, k=[k], threshold=threshold).per_query for entries in runs]
+    pairs = [q for q in asked if q in per_query[0]]
+    if not pairs:
+        return []
+    values = [[found.get(q, {}).get(metric, 0.0) for q in pairs] for found in per_query]
+    return [{"metric": metric, "baseline": names[0], "challenger": name,
+             **paired_gate(challenger, values[0], alpha).to_dict()}
+            for name, challenger in zip(names[1:], values[1:])]
+
+
+def paired_stop(rows: list[dict[str, Any]], metric: str, threshold: int, alpha: float = 0.05,
+                ) -> Callable[[list[list[Any]], list[str]], bool]:
+    """``retrieve_runs``' ``settled`` for a paired sequential comparison: every challenger
+    settled better or worse than the baseline on the queries asked so far."""
+    def settled(runs: list[list[Any]], asked: list[str]) -> bool:
+        verdicts = paired_verdicts(rows, runs, [str(i) for i in range(len(runs))], asked, metric, threshold, alpha)
+        return bool(verdicts) and all(v["decision"] != "undecided" for v in verdicts)
+
+    return _now_and_then(settled)
+
+
+def spent_record(got: Retrieved, batch: int, seed: int, by: str | None = None) -> dict[str, Any]:
+    """What a retrieval that may stop early spent, as reports record it (``retrieval.sequential``);
+    ``by`` what stopped it when it is not the sequential gates."""
+    return {"asked": got.queries, "of": got.of, "saved": got.of - got.queries, "seed": seed,
+            "order": "sha256 of '<seed>:<query id>'", "batch": batch, "query_ids": got.asked,
+            **({"by": by} if by else {})}
 
 
 #: Queries up to which the sequential gates are looked at after every batch.
@@ -355,8 +434,7 @@ def sequential_plan(rows: list[dict[str, Any]], gates: list[Any], threshold: int
     ordered = {query_id: texts[query_id] for query_id in sequential_order(texts, seed)}
 
     def spent(got: Retrieved, batch: int) -> dict[str, Any]:
-        return {"asked": got.queries, "of": got.of, "saved": got.of - got.queries, "seed": seed,
-                "order": "sha256 of '<seed>:<query id>'", "batch": batch, "query_ids": got.asked}
+        return spent_record(got, batch, seed)
 
     ks = sorted({parse_metric_id(gate.metric).k for gate in parsed})
     return ordered, sequential_stop(rows, parsed, ks, threshold), spent
