@@ -75,3 +75,21 @@ def test_example_writes_a_local_folder_and_refuses_a_url(tmp_path):
     assert result.code == 2 and result.stderr == ("error: DIRECTORY: a local folder for the example, got the URL "
                                                   "s3://bucket/example (hint: write it here, then copy it where you like)\n")
     assert not any(tmp_path.iterdir())
+
+
+@pytest.mark.parametrize("args", [["emit-reindex", "docs", "--chunks-url", "chunks.jsonl"],
+                                  ["alert", "--webhook", "http://127.0.0.1:9/hook"],
+                                  ["demo", "--storage", "{d}/store"]], ids=["emit-reindex", "alert", "demo"])
+def test_an_unreachable_prefect_api_is_one_line_exit_2_and_nothing_written(tmp_path, args):
+    """Issue 42, item 9: emit-reindex exited 0 with the event sent nowhere, alert was 'a goldkeeper
+    bug'. (emit-reindex takes --chunks-url without --chunker: the flow uses the suite's.)"""
+    import os
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-m", "goldkeeper", *[a.replace("{d}", str(tmp_path)) for a in args]],
+                          capture_output=True, text=True, timeout=120, cwd=tmp_path, input="",
+                          env={**os.environ, "PREFECT_API_URL": "http://127.0.0.1:9/api"})
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert done.stderr.startswith("error: cannot reach the Prefect API at http://127.0.0.1:9/api (ConnectError"), done.stderr
+    assert done.stderr.count("\n") == 1 and not any(tmp_path.iterdir())

@@ -44,6 +44,7 @@ __all__ = [
     "progress",
     "quiet_prefect",
     "share",
+    "use_prefect",
 ]
 
 app = typer.Typer(
@@ -312,6 +313,27 @@ def quiet_prefect() -> None:
     os.environ.setdefault("DO_NOT_TRACK", "1")
     os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
     os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "120")
+
+
+def use_prefect() -> None:
+    """Before a command talks to Prefect: ``quiet_prefect``, then, when an API is configured,
+    one request to its health route, so that a server nobody runs is said in one line (exit 2)
+    rather than as a connection error deep in Prefect's client, or an event sent nowhere
+    while the command reports success. Any HTTP answer (401 from Prefect Cloud without a key
+    included) means the server is there."""
+    quiet_prefect()
+    import httpx
+    from prefect.settings import PREFECT_API_URL
+
+    url = PREFECT_API_URL.value()
+    if not url:
+        return
+    try:
+        httpx.get(f"{url.rstrip('/')}/health", timeout=10)
+    except httpx.HTTPError as error:
+        raise UsageError(f"cannot reach the Prefect API at {url} ({type(error).__name__}: {error})",
+                         hint="start it (prefect server start), or unset PREFECT_API_URL to run on a temporary "
+                              "local server") from None
 
 
 def parse_cutoffs(values: list[str]) -> list[int]:

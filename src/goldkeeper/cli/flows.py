@@ -10,7 +10,7 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-from goldkeeper.cli.app import app, parse_cutoffs, quiet_prefect
+from goldkeeper.cli.app import app, parse_cutoffs, use_prefect
 from goldkeeper.errors import GoldkeeperError, UsageError
 
 
@@ -20,7 +20,7 @@ def emit_reindex(
     suite: Annotated[Optional[str], typer.Option("--suite", help="The suite to run (default: the corpus name).")] = None,
     snapshot_url: Annotated[Optional[str], typer.Option("--snapshot-url", help="The new snapshot (corpus.json or a sharded directory).")] = None,
     chunks_url: Annotated[Optional[str], typer.Option("--chunks-url", help="Or chunker output to snapshot first...")] = None,
-    chunker: Annotated[Optional[str], typer.Option("--chunker", help="...with its chunker fingerprint.")] = None,
+    chunker: Annotated[Optional[str], typer.Option("--chunker", help="...with its chunker fingerprint (default: the suite's configured chunker, which the flow reads).")] = None,
     payload: Annotated[Optional[str], typer.Option("--payload", help="Extra JSON object for the event's payload.")] = None,
 ) -> None:
     """Emit goldkeeper.corpus.reindexed to the configured Prefect server, for indexers that do
@@ -35,9 +35,11 @@ def emit_reindex(
             raise UsageError(f"--payload: not JSON ({error.msg})") from None
         if not isinstance(extra, dict):
             raise UsageError("--payload: a JSON object")
-    if not snapshot_url and not (chunks_url and chunker):
-        raise UsageError("give --snapshot-url, or --chunks-url and --chunker")
-    quiet_prefect()
+    if not snapshot_url and not chunks_url:
+        raise UsageError("give --snapshot-url, or --chunks-url (with --chunker, or the suite's configured one)")
+    if chunker and not chunks_url:
+        raise UsageError("--chunker: names the chunker of --chunks-url, and there is none")
+    use_prefect()
     from prefect.events import emit_event
     from prefect.settings import PREFECT_API_URL
 
@@ -68,7 +70,7 @@ def alert(
     cannot decide (goldkeeper.evaluation.failed / .indeterminate); run again to replace it."""
     if not webhook.startswith(("http://", "https://")):
         raise UsageError(f"--webhook: an http(s) URL, got '{webhook}'")
-    quiet_prefect()
+    use_prefect()
     from prefect.settings import PREFECT_API_URL
 
     if not PREFECT_API_URL.value():
@@ -93,7 +95,7 @@ def serve(
     pool, each named "serve": on-reindex (run by every goldkeeper.corpus.reindexed event),
     rejudge, evaluate-suite and evaluate (run from the UI or `prefect deployment run`), and
     evaluate on --cron with --nightly-*."""
-    quiet_prefect()
+    use_prefect()
     from prefect import serve as prefect_serve
     from prefect.events import DeploymentEventTrigger
 
@@ -141,7 +143,7 @@ def demo(
     temporary local server unless PREFECT_API_URL names one) and local storage."""
     from importlib import resources
 
-    quiet_prefect()
+    use_prefect()
     from goldkeeper.flows.lifecycle import on_reindex
     from goldkeeper.io.storage import default_root, read_current_judgments, write_judgments_version
 

@@ -18,7 +18,7 @@ from goldkeeper.cli.app import (
     kappa,
     parse_cutoffs,
     queries,
-    quiet_prefect,
+    use_prefect,
     width,
 )
 from goldkeeper.errors import UsageError
@@ -84,7 +84,7 @@ def _say_suite(root: str, config, url: str, verb: str, schedule_changed: bool) -
 
     sys.stdout.write(f"{verb} {url}\n" + _suite_text(config, current_judgments_url(root, config.suite)))
     if schedule_changed:
-        quiet_prefect()
+        use_prefect()
         from goldkeeper.flows.schedules import apply_schedule
 
         sys.stdout.write(apply_schedule(config, root) + "\n")

@@ -48,6 +48,7 @@ from goldkeeper.io.loading import judgment_rows_of
 from goldkeeper.io.partitioned import stage_judgments
 from goldkeeper.io.snapshots import open_corpus
 from goldkeeper.io.storage import (
+    check_reindex_inputs,
     current_judgments_url,
     publish_queue,
     publish_sharded_snapshot,
@@ -81,6 +82,11 @@ REINDEX_PARAMETERS = {
 @step(timeout_seconds=600)
 def read_judgments(storage_url: str, suite: str) -> tuple[bytes, str]:
     return read_current_judgments(storage_url, suite)
+
+
+@step(timeout_seconds=300)
+def check_reindex(storage_url: str, suite: str, corpus_url: str | None, chunks_url: str | None) -> None:
+    check_reindex_inputs(storage_url, suite, corpus_url, chunks_url)
 
 
 @step(timeout_seconds=300)
@@ -211,9 +217,10 @@ def on_reindex(
     storage_url = storage_root(storage_url)
     config = read_suite_config(storage_url, suite)
     chunker = chunker or (config.chunker if config else None)
+    if corpus_url is None and not (chunks_url and chunker):
+        raise ValueError("on_reindex: give corpus_url, or chunks_url and chunker (or configure the suite's chunker)")
+    check_reindex(storage_url, suite, corpus_url, chunks_url)  # before anything is written
     if corpus_url is None:
-        if not (chunks_url and chunker):
-            raise ValueError("on_reindex: give corpus_url, or chunks_url and chunker (or configure the suite's chunker)")
         corpus_url = snapshot_corpus(suite, chunks_url, chunker, storage_url)
     run_urls, k, gates = _configured(config, run_urls, k, gates)
     stamp = now()

@@ -467,6 +467,17 @@ def capped_lines(stream: Any, url: str) -> Iterator[bytes]:
             yield last
 
 
+def exists(url: str) -> bool:
+    """Whether a file, object or directory is there (a ``StorageError`` when storage cannot say)."""
+    if is_local(url):
+        return os.path.exists(local_path(url))
+    fs, path = filesystem(url)
+    try:
+        return bool(fs.exists(path))
+    except storage_failures() as error:
+        raise unreachable(url, "cannot be read", error) from None
+
+
 def size_of(url: str) -> int:
     """The size in bytes of a file or object (a StorageError when it cannot be found)."""
     try:

@@ -20,11 +20,12 @@ import re
 from typing import Any
 
 from goldkeeper.errors import InputError, MissingError, StorageError, UsageError, describe_value
-from goldkeeper.io.files import filesystem, is_local, local_path, locked, read_bytes, write_bytes_atomic
+from goldkeeper.io.files import exists, filesystem, is_local, local_path, locked, read_bytes, write_bytes_atomic
 
 __all__ = [
     "LINK_LIFETIME_SECONDS",
     "browser_link",
+    "check_reindex_inputs",
     "content_sha256",
     "current_judgments_url",
     "default_root",
@@ -41,6 +42,7 @@ __all__ = [
     "read_latest_queue",
     "read_queue",
     "read_suite",
+    "suite_exists",
     "suite_slug",
     "suite_url",
     "system_name",
@@ -451,6 +453,27 @@ def _head(root: str, slug: str) -> tuple[str | None, int]:
         return hashlib.sha256(read_bytes(_join(root, "judgments", slug, "current.jsonl"))).hexdigest(), 0
     except StorageError:
         return None, 0
+
+
+def suite_exists(root: str, suite: str) -> bool:
+    """Whether the suite has judgments on storage (without reading them)."""
+    slug = suite_slug(suite)
+    if not is_local(root) and _head(root, slug)[1]:
+        return True
+    return exists(current_judgments_url(root, suite))
+
+
+def check_reindex_inputs(root: str, suite: str, corpus_url: str | None, chunks_url: str | None) -> None:
+    """What a re-index names, checked before anything is written: a suite with judgments on
+    storage, and a snapshot or chunker output that is there. An ``InputError`` (never retried:
+    waiting does not make a missing suite or file appear)."""
+    if not suite_exists(root, suite):
+        raise InputError("re-index", f"names a suite with no judgments at {root}", field="suite",
+                         found=describe_value(suite),
+                         hint=f"goldkeeper suite init {suite} --storage {root} --judgments FILE")
+    for field, url in (("snapshot_url", corpus_url), ("chunks_url", chunks_url)):
+        if url and not exists(url):
+            raise InputError("re-index", "names nothing that exists", field=field, found=describe_value(url))
 
 
 def read_current_judgments(root: str, suite: str) -> tuple[bytes, str]:
