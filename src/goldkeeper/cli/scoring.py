@@ -866,7 +866,7 @@ def calibrate(
                                   header_env=header_env, command=command, python=python_target, timeout=timeout)
         mode = mode or peer_mode(config, "--mode") or ""
         retriever = make_retriever(config)
-        texts = judged_queries(rows, build_qrels(rows).grades, need_text=True)
+        texts = judged_queries(rows, build_qrels(rows).grades, need_text=True, threshold=threshold)
         with progress("retrieving", len(texts), quiet=output is OutputFormat.json) as advance:
             got = retrieve_run(retriever, mode or backend.value, texts, max_k or PEER_DEPTH, mode,
                                concurrency=concurrency, retries=retries, rate=rate, cache=cache, progress=advance)

@@ -104,7 +104,7 @@ def read_labels(url: str, fmt: str | None = None) -> tuple[Iterator[list[dict[st
     if kind == "jsonl":
         blocks: Iterator[list[dict[str, Any]]] = judgment_blocks(_whole_lines(data), source)
     else:
-        blocks = iter([[j.__dict__ for j in parse_labels(data, source, kind)]])
+        blocks = iter([[{**j.__dict__, **(j.__pydantic_extra__ or {})} for j in parse_labels(data, source, kind)]])
     return blocks, _Digest(data)
 
 

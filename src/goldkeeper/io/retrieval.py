@@ -214,11 +214,15 @@ def in_order(call: Callable[[Any], Any], items: Sequence[Any], concurrency: int,
     return results
 
 
-def judged_queries(rows: Sequence[dict[str, Any]], grades: dict[str, Any], need_text: bool) -> dict[str, str]:
-    """Query id -> text for every judged query (the first text a label gives); with
-    ``need_text``, a query without text is a usage error naming some."""
+def judged_queries(rows: Sequence[dict[str, Any]], grades: dict[str, dict[str, int]], need_text: bool,
+                   threshold: int = 1) -> dict[str, str]:
+    """Query id -> text for every judged query with a relevant label (grade ``threshold`` or
+    more; the first text a label gives): a query judged only not relevant is never scored,
+    so asking it would spend a call, and risk an error, on nothing. With ``need_text``, a
+    query without text is a usage error naming some."""
     from goldkeeper.errors import UsageError
 
+    grades = {q: found for q, found in grades.items() if any(grade >= threshold for grade in found.values())}
     texts: dict[str, str] = {}
     for row in rows:
         if row.get("query") and row["query_id"] not in texts:
@@ -424,7 +428,7 @@ def sequential_plan(rows: list[dict[str, Any]], gates: list[Any], threshold: int
     from goldkeeper.core.scoring import build_qrels
     from goldkeeper.errors import UsageError
 
-    texts = judged_queries(rows, build_qrels(rows).grades, need_text=need_text)
+    texts = judged_queries(rows, build_qrels(rows).grades, need_text=need_text, threshold=threshold)
     parsed = [parse_gate(gate) if isinstance(gate, str) else gate for gate in gates]
     if not stops_early(parsed):
         return texts, None, lambda got, batch: {}
