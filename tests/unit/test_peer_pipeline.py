@@ -204,3 +204,59 @@ def test_a_wrong_path_reports_what_was_there():
     with pytest.raises(RetrieverError) as caught:
         hits_from_payload({"results": []}, QUERY, "hits")
     assert "no 'hits' on the way to results path 'hits'" in str(caught.value)
+
+
+# MetricTest ------------------------------------------------------------------------------------
+
+def _one(relevant: list[str], ranking: list[str], k: int = 10) -> dict[str, float]:
+    labels = [{"query_id": "q", "doc_uri": doc, "relevance": 1} for doc in relevant]
+    return goldkeeper.score(labels, [{"query_id": "q", "ranking": ranking}], k=sorted({5, k}), intervals=False).per_query["q"]
+
+
+def test_a_first_rank_hit_scores_one_everywhere():
+    """MetricTest::test_a_first_rank_hit_scores_one_everywhere."""
+    found = _one(["a"], ["a", "b", "c"])
+    assert (found["recall@5"], found["mrr@10"], found["ndcg@10"]) == (1.0, 1.0, 1.0)
+
+
+def test_reciprocal_rank_and_ndcg_follow_the_closed_form():
+    """MetricTest::test_reciprocal_rank_and_ndcg_follow_the_closed_form."""
+    import math
+
+    found = _one(["c"], ["a", "b", "c"])
+    assert found["mrr@10"] == pytest.approx(1 / 3, abs=1e-12) and found["ndcg@10"] == pytest.approx(1 / math.log2(4), abs=1e-12)
+
+
+def test_a_miss_scores_zero_rather_than_erroring():
+    """MetricTest::test_a_miss_scores_zero_rather_than_erroring."""
+    found = _one(["z"], ["a", "b"])
+    assert (found["recall@5"], found["mrr@10"], found["ndcg@10"]) == (0.0, 0.0, 0.0)
+
+
+def test_recall_cutoffs_are_respected():
+    """MetricTest::test_recall_cutoffs_are_respected."""
+    found = _one(["f"], ["a", "b", "c", "d", "e", "f"])
+    assert (found["recall@5"], found["recall@10"]) == (0.0, 1.0)
+
+
+def test_chunks_of_one_document_occupy_one_rank():
+    """MetricTest::test_chunks_of_one_document_occupy_one_rank: a repeated id counts once, at
+    its first rank (spec/metrics.md), so the next document is at rank 2."""
+    found = _one(["doc-b"], ["doc-a", "doc-a", "doc-a", "doc-b"])
+    assert found["mrr@10"] == 0.5
+
+
+def test_ndcg_never_exceeds_one_and_its_ideal_is_capped_at_the_depth():
+    """MetricTest::test_ndcg_never_exceeds_one_even_with_many_relevant_documents and
+    ::test_the_ideal_is_capped_at_the_ranking_depth."""
+    found = _one([f"d{i}" for i in range(20)], [f"d{i}" for i in range(10)])
+    assert found["ndcg@10"] == pytest.approx(1.0, abs=1e-12)
+
+
+def test_aggregate_averages_every_reported_metric():
+    """MetricTest::test_aggregate_averages_every_reported_metric and ::test_values_of_returns_the_per_query_series."""
+    labels = [{"query_id": "a", "doc_uri": "x", "relevance": 1}, {"query_id": "b", "doc_uri": "y", "relevance": 1}]
+    result = goldkeeper.score(labels, [{"query_id": "a", "ranking": ["x"]}, {"query_id": "b", "ranking": ["z", "y"]}],
+                              k=[10], intervals=False)
+    assert result.metrics["mrr@10"]["value"] == pytest.approx((1.0 + 0.5) / 2, abs=1e-12)
+    assert [result.per_query[q]["mrr@10"] for q in ("a", "b")] == [1.0, 0.5]

@@ -52,8 +52,10 @@ def validate(
 
 @app.command()
 def convert(
-    file: Annotated[str, typer.Argument(help="Input: a path, an fsspec URL, or - for stdin.")],
     to: Annotated[ConvertTarget, typer.Option("--to", help="What to write.")],
+    file: Annotated[Optional[str], typer.Argument(help="Input: a path, an fsspec URL, or - for stdin.",
+                                                  show_default=False)] = None,
+    judgments: Annotated[Optional[str], typer.Option("--judgments", "-j", help="The same input, named as retrieval-eval names it.")] = None,
     from_: Annotated[
         Optional[LabelsFormat],
         typer.Option("--from", help="Input format; guessed from the name and content if omitted."),
@@ -71,6 +73,9 @@ def convert(
 ) -> None:
     """Convert between judgments JSONL, TREC qrels, BEIR TSV, nested JSON qrels and runs
     ({query: {doc: grade or score}}), run JSONL and TREC runs."""
+    if (file is None) == (judgments is None):
+        raise UsageError("convert: name the input once, as an argument or as --judgments")
+    file = file or judgments or ""
     from goldkeeper.core import nested, qrels, runs
     from goldkeeper.core.judgments import dump_judgments
     from goldkeeper.io.files import read_bytes, write_bytes_atomic
