@@ -553,11 +553,9 @@ def audit_lines(found: dict[str, Any]) -> list[str]:
     lines.append("")
     lines.append(f"  {found['confidence']:.0%} interval   [{lo:.3f}, {hi:.3f}]   width {hi - lo:.3f}   "
                  f"({found['interval_method']})")
-    if found["wide"]:
+    if found["wide"]:  # a narrow interval is not editorialised (as the page, and rag-eval-gate)
         lines.append(f"  The reported figure is {found['width_points']} points wide. Quoting it to two decimal "
                      f"places implies a precision {n} queries cannot deliver.")
-    else:
-        lines.append(f"  The reported figure is {found['width_points']} points wide.")
     lift = found.get("lift")
     if not lift:
         return lines

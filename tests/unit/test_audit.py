@@ -45,10 +45,10 @@ def test_impossible_figures_are_usage_errors(args):
     assert result.stderr.startswith("error: ")
 
 
-def test_every_audit_says_how_many_points_wide_and_warns_when_even_the_first_decimal_is_unsettled():
+def test_an_audit_warns_when_even_the_first_decimal_is_unsettled_and_leaves_a_narrow_one_alone():
+    """Restates rag-eval-gate's tests/test_audit.py RenderTest::test_a_narrow_interval_is_not_editorialised."""
     narrow = run_cli("audit", "-n", "10000", "-m", "hit_rate@10", "-v", "0.50")
-    assert "The reported figure is 2 points wide." in narrow.stdout
-    assert "cannot deliver" not in narrow.stdout
+    assert "points wide" not in narrow.stdout and "width 0.020" in narrow.stdout
     wide = audit(10, "recall@5", 1.0)
     assert (wide["width_points"], wide["wide"]) == (31, True)
 
