@@ -15,6 +15,7 @@ import math
 import os
 import re
 import subprocess
+import sys
 import threading
 import urllib.parse
 from collections.abc import Callable, Mapping, Sequence
@@ -347,6 +348,11 @@ class PythonRetriever:
         module_name, _, name = target.partition(":")
         if not module_name or not name:
             raise UsageError(f"--python: module:function, got {target}")
+        # The current directory first, as `python -m` and pytest have it: the installed
+        # `goldkeeper` script's own directory is on sys.path instead, and `--python
+        # retriever:search` beside the judgments must find retriever.py.
+        if os.getcwd() not in sys.path and "" not in sys.path:
+            sys.path.insert(0, os.getcwd())
         try:
             module = importlib.import_module(module_name)
         except ImportError as error:
