@@ -260,3 +260,48 @@ def test_aggregate_averages_every_reported_metric():
                               k=[10], intervals=False)
     assert result.metrics["mrr@10"]["value"] == pytest.approx((1.0 + 0.5) / 2, abs=1e-12)
     assert [result.per_query[q]["mrr@10"] for q in ("a", "b")] == [1.0, 0.5]
+
+
+# RunFileTest -----------------------------------------------------------------------------------
+
+RUN = "q1 Q0 d5 1 9.5 bm25\nq1 Q0 d2 2 8.1 bm25\nq2 Q0 d9 1 7.0 bm25\n"
+
+
+def test_reads_rank_order_and_scores(tmp_path):
+    """RunFileTest::test_reads_rank_order_and_scores."""
+    (tmp_path / "run.trec").write_text(RUN)
+    first = goldkeeper.read_run(str(tmp_path / "run.trec"))[0]
+    assert (first.query_id, first.ranking, first.scores[0]) == ("q1", ["d5", "d2"], 9.5)
+
+
+def test_rows_are_ordered_by_score_not_file_order(tmp_path):
+    """RunFileTest::test_rows_are_sorted_by_the_rank_column_not_file_order. Difference: ordered
+    by score, descending, as trec_eval orders them (here score and rank agree)."""
+    (tmp_path / "run.trec").write_text("q1 Q0 d2 2 8.1 x\nq1 Q0 d5 1 9.5 x\n")
+    assert goldkeeper.read_run(str(tmp_path / "run.trec"))[0].ranking == ["d5", "d2"]
+
+
+def test_comments_and_blank_lines_are_skipped(tmp_path):
+    """RunFileTest::test_comments_and_blank_lines_are_skipped."""
+    (tmp_path / "run.trec").write_text("# a comment\n\n" + RUN)
+    assert sorted(entry.query_id for entry in goldkeeper.read_run(str(tmp_path / "run.trec"))) == ["q1", "q2"]
+
+
+def test_an_unknown_query_is_a_miss_and_said(tmp_path):
+    """RunFileTest::test_an_unknown_query_explains_that_ids_must_match: a judged query the run
+    lacks is an error for that query, which names it, and the verdict counts it."""
+    from tests.conftest import run_cli
+
+    (tmp_path / "run.trec").write_text(RUN)
+    (tmp_path / "qrels.test").write_text("q1 0 d5 1\nq7 0 d1 1\n")
+    result = run_cli("eval", "qrels.test", "--backend", "run-file", "--run-file", "run.trec", "--format", "json",
+                     "--quiet", cwd=tmp_path)
+    errors = next(iter(json.loads(result.stdout)["systems"].values()))["retrieval"]
+    assert result.code == 1 and errors["errors"] == 1
+
+
+def test_a_truncated_line_names_its_number(tmp_path):
+    """RunFileTest::test_a_truncated_line_names_its_number."""
+    (tmp_path / "run.trec").write_text("q1 Q0\n")
+    with pytest.raises(InputError, match=r"run\.trec:1: columns: a TREC run line has 6 columns"):
+        goldkeeper.read_run(str(tmp_path / "run.trec"))
