@@ -26,6 +26,7 @@ __all__ = [
     "MAX_LINE_BYTES",
     "capped_lines",
     "decode_utf8",
+    "exists",
     "filesystem",
     "is_local",
     "iter_blocks",
@@ -42,7 +43,9 @@ __all__ = [
     "remove_quietly",
     "source_name",
     "storage_failures",
+    "stored_bytes",
     "uncompressed_name",
+    "unreachable",
     "watching",
     "write_bytes_atomic",
     "write_judgments",
@@ -729,8 +732,23 @@ def _put(url: str, data: bytes, *, if_match: str | None = None) -> None:
         fs.pipe_file(path, data, **_object_type(url), **condition)
     except storage_failures() as error:
         if if_match is not None and "PreconditionFailed" in f"{error!r} {getattr(error, '__cause__', '')!r}":
+            # Another writer's change, or this very PUT: stored, answered with an error (a 500
+            # after success, a timeout), retried by the client against its own new ETag. The
+            # bytes tell which.
+            if stored_bytes(fs, path) == data:
+                return
             raise _changed(url) from None
         raise unreachable(url, "cannot be written", error) from None
+
+
+def stored_bytes(fs: Any, path: str) -> bytes | None:
+    """An object's bytes as stored now (None when they cannot be read): what a write whose
+    outcome is unknown is verified against before it is taken for another writer's."""
+    try:
+        fs.invalidate_cache(path)
+        return bytes(fs.cat_file(path))
+    except (OSError, ValueError):
+        return None
 
 
 def _object_type(url: str) -> dict[str, str]:

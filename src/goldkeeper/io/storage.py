@@ -20,7 +20,18 @@ import re
 from typing import Any
 
 from goldkeeper.errors import InputError, MissingError, StorageError, UsageError, describe_value
-from goldkeeper.io.files import exists, filesystem, is_local, local_path, locked, read_bytes, write_bytes_atomic
+from goldkeeper.io.files import (
+    exists,
+    filesystem,
+    is_local,
+    local_path,
+    locked,
+    read_bytes,
+    storage_failures,
+    stored_bytes,
+    unreachable,
+    write_bytes_atomic,
+)
 
 __all__ = [
     "LINK_LIFETIME_SECONDS",
@@ -436,8 +447,10 @@ def _generations(root: str, slug: str) -> tuple[Any, str, int]:
     fs, directory = filesystem(_join(root, "judgments", slug, "generations"))
     try:
         names = fs.ls(directory, detail=False, refresh=True)
-    except (FileNotFoundError, OSError):
+    except FileNotFoundError:
         names = []
+    except storage_failures() as error:  # not "no generations": a store that did not answer
+        raise unreachable(_join(root, "judgments", slug, "generations"), "cannot be read", error) from None
     numbers = [int(stem) for stem in (n.rsplit("/", 1)[-1].removesuffix(".json") for n in names) if stem.isdigit()]
     return fs, directory, max(numbers, default=0)
 
@@ -451,7 +464,7 @@ def _head(root: str, slug: str) -> tuple[str | None, int]:
             return json.loads(fs.cat_file(f"{directory}/{latest:012d}.json"))["sha256"], latest
     try:
         return hashlib.sha256(read_bytes(_join(root, "judgments", slug, "current.jsonl"))).hexdigest(), 0
-    except StorageError:
+    except MissingError:  # no version yet; a store that does not answer is not that
         return None, 0
 
 
@@ -525,10 +538,15 @@ def write_judgments_version(root: str, suite: str, data: bytes, expected_sha: st
         if not is_local(root):
             fs, directory, _ = _generations(root, slug)
             claim = json.dumps({"sha256": digest, "parent": expected_sha}).encode("utf-8")
+            claimed = f"{directory}/{generation + 1:012d}.json"
             try:
-                fs.pipe_file(f"{directory}/{generation + 1:012d}.json", claim, mode="create")
+                fs.pipe_file(claimed, claim, mode="create")
             except FileExistsError:
-                raise _changed(current, expected_sha, "a newer one made current meanwhile") from None
+                # Taken: by another writer, or by this claim itself, when S3 stored the PUT and
+                # answered an error (a 500 after success, a timeout) and the client's retry met
+                # the object. The claim's bytes tell which: ours are this version and parent.
+                if stored_bytes(fs, claimed) != claim:
+                    raise _changed(current, expected_sha, "a newer one made current meanwhile") from None
             except OSError as error:
                 raise StorageError(current, f"cannot claim the next version: {error}") from None
         _write(current, data)
