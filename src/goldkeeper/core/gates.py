@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from goldkeeper.core.metric_ids import METRIC_NAMES, parse_metric_id, suggest
+from goldkeeper.core.sequential import SEQUENTIAL_SEED, sequential_order
 from goldkeeper.errors import is_file_name
 
 if TYPE_CHECKING:
@@ -50,10 +51,6 @@ _MEASUREMENT = re.compile(r"[a-z][a-z0-9_]*")
 _NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
 _ROUND = 12
 _RANKING = {"PASS": 0, "INDETERMINATE": 1, "FAIL": 2}
-
-
-#: The default seed of the order sequential gates watch queries in (``sequential_order``).
-SEQUENTIAL_SEED = 0
 
 
 @dataclass(frozen=True)
@@ -246,15 +243,6 @@ def _per_query_gate(gate: Gate, report: dict[str, Any], baseline: dict[str, Any]
         return (_result(raw, "FAIL", sum(b) / len(b), sum(a) / len(a)),
                 f"{metric} regressed by {-change:.4f} against the baseline (paired test, p = {p:.4f}){note}")
     return _result(raw, "PASS", sum(b) / len(b), sum(a) / len(a)), None
-
-
-def sequential_order(query_ids: Iterable[str], seed: int = SEQUENTIAL_SEED) -> list[str]:
-    """The order sequential gates watch queries in: by sha256 of ``seed:query_id``. It owes
-    nothing to the values, and any subset keeps its members' relative order, so an evaluation
-    that asked only the first queries of this order watches them exactly as a full one would."""
-    import hashlib
-
-    return sorted(query_ids, key=lambda q: (hashlib.sha256(f"{seed}:{q}".encode()).digest(), q))
 
 
 def _watch(gate: Gate, current: dict[str, float]) -> tuple[str | None, int, int, float, float]:

@@ -16,15 +16,27 @@ than narrowed, and the sequence is the running intersection, so it never widens 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-__all__ = ["PairedVerdict", "betting_cs", "paired_cs", "paired_gate"]
+__all__ = ["SEQUENTIAL_SEED", "PairedVerdict", "betting_cs", "paired_cs", "paired_gate", "sequential_order"]
 
 _TRUNCATION = 0.5  # the paper's c: bets at most c/m (above) and c/(1-m) (below)
+
+#: The default seed of the order sequential gates watch queries in (``sequential_order``).
+SEQUENTIAL_SEED = 0
+
+
+def sequential_order(query_ids: Iterable[str], seed: int = SEQUENTIAL_SEED) -> list[str]:
+    """The order sequential gates watch queries in: by sha256 of ``seed:query_id``. It owes
+    nothing to the values, and any subset keeps its members' relative order, so an evaluation
+    that asked only the first queries of this order watches them exactly as a full one would."""
+    import hashlib
+
+    return sorted(query_ids, key=lambda q: (hashlib.sha256(f"{seed}:{q}".encode()).digest(), q))
 
 
 def betting_cs(stream: Sequence[float], alpha: float = 0.05, grid: int = 1000) -> tuple[list[float], list[float]]:
@@ -116,8 +128,6 @@ def paired_gate(candidate: Sequence[float], baseline: Sequence[float], alpha: fl
     however often one looks (Waudby-Smith and Ramdas 2024), so stopping there is a decision,
     not a peek."""
     if seed is not None:
-        from goldkeeper.core.gates import sequential_order
-
         if len(candidate) != len(baseline):
             raise ValueError(f"paired_gate: needs two sequences of one length, got {len(candidate)} and {len(baseline)}")
         order = [int(i) for i in sequential_order([str(i) for i in range(len(candidate))], seed)]
