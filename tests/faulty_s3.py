@@ -1,7 +1,8 @@
 """A fault-injecting proxy in front of moto's S3 server, for tests of storage that fails as S3
-is documented to fail: ``503 SlowDown`` answered instead of a call (throttling), and ``500
+is documented to fail: ``503 SlowDown`` answered instead of a call (throttling), ``500
 InternalError`` answered after a PUT succeeded (the outcome unknown to the client, which
-retries). Seeded, so a test's faults are the same every run; it counts what it injected."""
+retries), and the connection reset after the call was forwarded, with no answer at all.
+Seeded, so a test's faults are the same every run; it counts what it injected."""
 
 from __future__ import annotations
 
@@ -22,10 +23,11 @@ class FaultyS3:
     is the endpoint to give s3fs; ``proxy.injected`` counts the faults by kind, ``proxy.calls``
     the calls that came in."""
 
-    def __init__(self, upstream: str, *, seed: int = 0, slowdown: float = 0.0, lost_put: float = 0.0) -> None:
+    def __init__(self, upstream: str, *, seed: int = 0, slowdown: float = 0.0, lost_put: float = 0.0,
+                 reset: float = 0.0) -> None:
         self.upstream = urlparse(upstream)
         self.rng = random.Random(seed)
-        self.slowdown, self.lost_put = slowdown, lost_put
+        self.slowdown, self.lost_put, self.reset = slowdown, lost_put, reset
         self.injected: Counter[str] = Counter()
         self.calls = 0
         self.lock = threading.Lock()
@@ -68,6 +70,7 @@ class FaultyS3:
                     draw = proxy.rng.random()
                     fault = ("slowdown" if draw < proxy.slowdown
                              else "lost_put" if self.command == "PUT" and draw < proxy.slowdown + proxy.lost_put
+                             else "reset" if draw < proxy.slowdown + proxy.lost_put + proxy.reset
                              else None)
                     if fault:
                         proxy.injected[fault] += 1
@@ -85,6 +88,10 @@ class FaultyS3:
                     upstream.close()
                 if fault == "lost_put" and 200 <= answer.status < 300:  # the write happened; the client is told not
                     self._error(500, "InternalError", "We encountered an internal error. Please try again.")
+                    return
+                if fault == "reset":  # done upstream, and the connection dropped before any answer
+                    self.close_connection = True
+                    self.connection.shutdown(2)
                     return
                 self._answer(answer.status, answer.getheaders(), data)
 

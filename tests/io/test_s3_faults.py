@@ -1,7 +1,8 @@
 """Storage that fails as S3 is documented to fail (issue 43, item 3): through a seeded proxy in
-front of moto's server that answers a share of calls ``503 SlowDown`` and a share of PUTs
-``500 InternalError`` after storing them. Transient faults are retried by the client; a write
-whose outcome was unknown and is retried is verified, so goldkeeper's own write is never taken
+front of moto's server that answers a share of calls ``503 SlowDown``, a share of PUTs ``500
+InternalError`` after storing them, and resets a share of connections after forwarding them.
+Transient faults are retried by the client; a write whose outcome was unknown and is retried
+is verified, so goldkeeper's own write is never taken
 for another writer's (it was: "found a newer one made current meanwhile", and every rerun
 failed the same way); a fault that outlasts the retries fails with its reason and changes
 nothing; the end state equals a fault-free run's."""
@@ -54,11 +55,11 @@ def _comparable(root: str) -> dict[str, list[bytes]]:
 def test_transient_faults_and_lost_puts_end_where_a_fault_free_run_ends(s3, monkeypatch):
     moto = fsspec.config.conf["s3"]["endpoint_url"]
     _lifecycle_writes(f"{s3}/clean")
-    with FaultyS3(moto, seed=43, slowdown=0.10, lost_put=0.30) as proxy:
+    with FaultyS3(moto, seed=43, slowdown=0.10, lost_put=0.25, reset=0.08) as proxy:
         _through(monkeypatch, proxy.url)
         _lifecycle_writes(f"{s3}/faulty")
     _through(monkeypatch, moto)
-    assert proxy.injected["slowdown"] >= 3 and proxy.injected["lost_put"] >= 3, proxy.injected
+    assert min(proxy.injected[kind] for kind in ("slowdown", "lost_put", "reset")) >= 3, proxy.injected
     clean, faulty = _comparable(f"{s3}/clean"), _comparable(f"{s3}/faulty")
     assert faulty == clean  # the same versions, one generation claim each, the same reports and history
     assert sum(1 for name in faulty if "/generations/" in name) == 4
