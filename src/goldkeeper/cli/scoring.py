@@ -475,9 +475,10 @@ def eval_(
     peer = "" in gate
     gate = [expression for expression in gate if expression]
     gates, ks = gates_and_cutoffs([*gate, *policy_gates(gate_policy, thresholds, peer=peer)], k, seed)
-    paired_metric = None if paired_sequential is None else str(metric_id(paired_sequential))
-    if paired_metric is not None and metric_id(paired_metric).k not in ks:
-        ks.append(metric_id(paired_metric).k)
+    paired_id = None if paired_sequential is None else metric_id(paired_sequential)
+    paired_metric = None if paired_id is None else str(paired_id)
+    if paired_id is not None and paired_id.k not in ks:
+        ks.append(paired_id.k)
     config = retriever_config(backend, url_template=url_template, method=method, body_template=body_template,
                               results_path=results_path, id_field=id_field, score_field=score_field,
                               header_env=header_env, command=command, python=python_target, timeout=timeout)
@@ -735,8 +736,7 @@ def audit(
     open_page: Annotated[bool, typer.Option("--open", help="With --web, open the page in the default browser.")] = False,
     output: FormatOption = OutputFormat.text,
 ) -> None:
-    """Audit a published figure: its interval, and whether a claimed lift could be significant.
-"""
+    """Audit a published figure: its interval, and whether a claimed lift could be significant."""
     from goldkeeper.core.audit import audit as run_audit
 
     if binary and graded:
