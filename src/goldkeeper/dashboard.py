@@ -634,7 +634,11 @@ def trend_chart_svg(suite: str, points: Sequence[Mapping[str, Any]], metrics: Se
         axes.legend(fontsize=7, loc="lower left")
     figure.tight_layout()
     out = io.BytesIO()
-    figure.savefig(out, format="svg", metadata={"Date": None})
+    # matplotlib names the SVG's clip paths and markers with random ids unless salted: with a
+    # fixed salt the same trend is the same bytes, so a run repeated after a crash rewrites
+    # the chart it had written, not a different one.
+    with matplotlib.rc_context({"svg.hashsalt": "goldkeeper"}):
+        figure.savefig(out, format="svg", metadata={"Date": None})
     return out.getvalue()
 
 

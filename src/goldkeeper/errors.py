@@ -8,7 +8,8 @@ into one line and an exit code. Anything else is a bug (exit 3).
     ├── InputError                  malformed input: file, line, field, what, got what (exit 2)
     │   └── UsageError              a bad flag or argument combination (exit 2)
     └── StorageError                a location that cannot be read or written (exit 2)
-        └── MissingError            ...because nothing is there
+        ├── MissingError            ...because nothing is there
+        └── ChangedError            ...because another writer changed it since it was read
 
 Verdicts such as INDETERMINATE are values, never exceptions.
 
@@ -27,8 +28,8 @@ import sys
 from collections.abc import Callable
 from typing import NoReturn
 
-__all__ = ["EXIT_FAILED", "EXIT_INTERNAL", "EXIT_OK", "EXIT_USAGE", "GoldkeeperError", "InputError", "MissingError",
-           "StorageError", "UsageError", "compressed_input", "describe_value", "exit_with", "fail", "guarded",
+__all__ = ["EXIT_FAILED", "EXIT_INTERNAL", "EXIT_OK", "EXIT_USAGE", "ChangedError", "GoldkeeperError", "InputError",
+           "MissingError", "StorageError", "UsageError", "compressed_input", "describe_value", "exit_with", "fail", "guarded",
            "interrupted", "is_file_name", "os_refusal"]
 
 EXIT_OK = 0
@@ -175,6 +176,11 @@ class StorageError(GoldkeeperError):
 
 class MissingError(StorageError):
     """A location that does not exist (as opposed to one that could not be reached)."""
+
+
+class ChangedError(StorageError):
+    """A compare-and-swap that lost: another writer changed the target since it was read.
+    Trying the same write again cannot succeed; reading again and redoing the work can."""
 
 
 def fail(message: str, code: int) -> NoReturn:

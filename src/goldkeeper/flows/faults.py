@@ -5,7 +5,9 @@ can forget one (the partitioned tasks had neither).
 
 A task that reads or writes storage retries: a bucket that timed out or a disk that was full
 may answer the next time. Malformed input (an ``InputError``: a snapshot that is not one, a
-parameter that names nothing) gives the same answer every time, so it fails at once.
+parameter that names nothing) gives the same answer every time, so it fails at once; so does
+a compare-and-swap another writer won (a ``ChangedError``): the same write again would lose
+again, and the flow redoes its work on what the other writer made instead.
 
 What a failure says lands in Prefect's database (states, logs) and in front of everyone who
 can read the UI. goldkeeper's errors quote what they found (``got '...'``), which is right on
@@ -23,7 +25,7 @@ from typing import Any
 
 from prefect import task
 
-from goldkeeper.errors import InputError
+from goldkeeper.errors import ChangedError, InputError
 
 __all__ = ["BACKOFF", "content_kept_out", "retry_faults", "step", "storage_root"]
 
@@ -55,10 +57,11 @@ def step(function: Callable[..., Any] | None = None, /, *, timeout_seconds: floa
 
 
 def retry_faults(task: Any, task_run: Any, state: Any) -> bool:
-    """Prefect's ``retry_condition_fn``: retry anything but malformed input."""
+    """Prefect's ``retry_condition_fn``: retry anything but malformed input and a lost
+    compare-and-swap."""
     try:
         state.result()
-    except InputError:
+    except (InputError, ChangedError):
         return False
     except BaseException:
         return True

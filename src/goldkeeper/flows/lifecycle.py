@@ -25,6 +25,7 @@ cannot interleave a rewrite.
 
 from __future__ import annotations
 
+import hashlib
 import uuid
 from typing import Any
 
@@ -36,14 +37,14 @@ from goldkeeper.core.drift import classify, fixed_rows, rejudgment_queue
 from goldkeeper.core.judgments import dump_rows
 from goldkeeper.core.rejudge import Waiting
 from goldkeeper.dashboard import drift_markdown
-from goldkeeper.errors import GoldkeeperError
+from goldkeeper.errors import ChangedError, GoldkeeperError
 from goldkeeper.flows.clock import now
-from goldkeeper.flows.evaluate import evaluate, outcome_of, rolled_up
+from goldkeeper.flows.evaluate import content_hash, evaluate, outcome_of, rolled_up
 from goldkeeper.flows.faults import step, storage_root
 from goldkeeper.flows.judging import judge_queue, workload_line
 from goldkeeper.flows.scale import clean_work, drift_partitioned, task_runner
 from goldkeeper.flows.signals import signal
-from goldkeeper.io.files import read_bytes
+from goldkeeper.io.files import exists, read_bytes
 from goldkeeper.io.loading import judgment_rows_of
 from goldkeeper.io.partitioned import stage_judgments
 from goldkeeper.io.snapshots import open_corpus
@@ -53,15 +54,18 @@ from goldkeeper.io.storage import (
     publish_queue,
     publish_sharded_snapshot,
     read_current_judgments,
+    read_judgments_version,
     read_latest_queue,
     read_suite,
+    reindex_record,
     suite_slug,
     system_name,
+    version_url,
     write_judgments_version,
     write_suite,
 )
 
-__all__ = ["REINDEX_EVENT", "REINDEX_MATCH", "REINDEX_PARAMETERS", "evaluate_suite", "on_reindex",
+__all__ = ["CONFLICTS", "REINDEX_EVENT", "REINDEX_MATCH", "REINDEX_PARAMETERS", "evaluate_suite", "on_reindex",
            "snapshot_corpus"]
 
 #: What an indexing pipeline emits after a re-index (``goldkeeper emit-reindex`` does it too),
@@ -77,11 +81,32 @@ REINDEX_PARAMETERS = {
     "chunks_url": "{{ event.resource['goldkeeper.chunks_url'] | default(none, true) }}",
     "chunker": "{{ event.resource['goldkeeper.chunker'] | default(none, true) }}",
 }
+#: How many times a re-index starts over when another re-index of the suite made its
+#: judgments version first (two events together): then it fails, saying so.
+CONFLICTS = 3
 
 
 @step(timeout_seconds=600)
 def read_judgments(storage_url: str, suite: str) -> tuple[bytes, str]:
     return read_current_judgments(storage_url, suite)
+
+
+@step(timeout_seconds=300)
+def begin_reindex(storage_url: str, suite: str, corpus_sha: str, corpus_url: str, stamp: str, judgments_sha: str,
+                  replace: bool = False) -> dict[str, Any]:
+    return reindex_record(storage_url, suite, corpus_sha, corpus_url, stamp, judgments_sha, replace=replace)
+
+
+@step(timeout_seconds=600)
+def read_version(storage_url: str, suite: str, sha: str) -> bytes | None:
+    return read_judgments_version(storage_url, suite, sha)
+
+
+@step(timeout_seconds=300)
+def judgments_at(storage_url: str, suite: str, sha: str) -> str:
+    """The kept version with this sha256 (versions/<sha>.jsonl), else current.jsonl."""
+    kept = version_url(storage_url, suite, sha)
+    return kept if exists(kept) else current_judgments_url(storage_url, suite)
 
 
 @step(timeout_seconds=300)
@@ -190,6 +215,51 @@ def _partitioned_drift(storage_url: str, suite: str, data: bytes, corpus_url: st
     return outcome.summary, items, fixed, outcome.documents
 
 
+def _drift(storage_url: str, suite: str, data: bytes, judgments_url: str, corpus_url: str, partitions: int,
+           cluster: str | None, workers: int) -> dict[str, Any]:
+    """The judgments ``data`` against the corpus: drift's summary and document map, the queue's
+    items, how many labels move, and the fixed judgments when any does."""
+    if partitions > 0:
+        summary, items, fixed, documents = _partitioned_drift(storage_url, suite, data, corpus_url, partitions,
+                                                              cluster, workers)
+    else:
+        labels = judgment_rows_of(data, judgments_url)
+        corpus = read_corpus(corpus_url)
+        result = check_drift(labels, corpus)
+        items = open_rejudgment_queue(labels, result, corpus)
+        summary, documents, fixed = result.summary, result.documents, None
+    moved = summary["re_anchorable"] + summary["merged"]  # every one of them moves
+    if moved and fixed is None:
+        fixed = fix_recoverable(labels, result)
+    return {"summary": summary, "items": items, "documents": documents, "moved": moved, "fixed": fixed}
+
+
+def _begin(storage_url: str, suite: str, corpus_sha: str, corpus_url: str, partitions: int, cluster: str | None,
+           workers: int) -> tuple[str, bytes, str, dict[str, Any]]:
+    """This re-index's time, the judgments it works from (bytes and sha256), and their drift.
+
+    A re-index of this corpus begun before (a run killed and retried, the same event delivered
+    again) is taken up as it began, at its time and from the version it read, as long as that
+    version or the one it made is current: every write it repeats is then the same bytes, and
+    the version it made is not made twice. Once the suite's judgments moved on (people
+    answered, another re-index came between), it is a new re-index of this corpus."""
+    data, sha = read_judgments(storage_url, suite)
+    record = begin_reindex(storage_url, suite, corpus_sha, corpus_url, now(), sha)
+    if record["judgments_sha256"] != sha:
+        read_before = record["judgments_sha256"]
+        earlier = read_version(storage_url, suite, read_before)
+        if earlier is not None:
+            drifted = _drift(storage_url, suite, earlier, version_url(storage_url, suite, read_before), corpus_url,
+                             partitions, cluster, workers)
+            if drifted["moved"] and hashlib.sha256(drifted["fixed"]).hexdigest() == sha:
+                print(f"{suite}: taking up the re-index of {corpus_url} begun at {record['started_at']}")
+                return record["started_at"], earlier, read_before, drifted
+        record = begin_reindex(storage_url, suite, corpus_sha, corpus_url, now(), sha, replace=True)
+    drifted = _drift(storage_url, suite, data, current_judgments_url(storage_url, suite), corpus_url, partitions,
+                     cluster, workers)
+    return record["started_at"], data, sha, drifted
+
+
 @flow(name="goldkeeper-on-reindex", log_prints=True)
 def on_reindex(
     suite: str,
@@ -223,24 +293,25 @@ def on_reindex(
     if corpus_url is None:
         corpus_url = snapshot_corpus(suite, chunks_url, chunker, storage_url)
     run_urls, k, gates = _configured(config, run_urls, k, gates)
-    stamp = now()
-    data, sha = read_judgments(storage_url, suite)
-    if partitions > 0:
-        summary, items, fixed, documents = _partitioned_drift(storage_url, suite, data, corpus_url, partitions,
-                                                              cluster, workers)
-    else:
-        labels = judgment_rows_of(data, current_judgments_url(storage_url, suite))
-        corpus = read_corpus(corpus_url)
-        result = check_drift(labels, corpus)
-        items = open_rejudgment_queue(labels, result, corpus)
-        summary, documents = result.summary, result.documents
-    moved = summary["re_anchorable"] + summary["merged"]  # every one of them moves
-    version = None
-    if moved:
-        if partitions <= 0:
-            fixed = fix_recoverable(labels, result)
-        version, sha = write_version(storage_url, suite, fixed, sha)
-        data = fixed
+    corpus_sha = content_hash(corpus_url)
+    for attempt in range(1, CONFLICTS + 2):
+        stamp, data, sha, drifted = _begin(storage_url, suite, corpus_sha, corpus_url, partitions, cluster, workers)
+        summary, items, documents, moved = drifted["summary"], drifted["items"], drifted["documents"], drifted["moved"]
+        version = None
+        if not moved:
+            break
+        try:
+            version, sha = write_version(storage_url, suite, drifted["fixed"], sha)
+        except ChangedError:
+            # Another re-index of the suite made its version current after this one read
+            # its judgments: this one starts over on that version, and is applied after it.
+            if attempt > CONFLICTS:
+                raise
+            get_run_logger().warning(f"{suite}: another re-index made a judgments version meanwhile; "
+                                     "starting over on it")
+            continue
+        data = drifted["fixed"]
+        break
     queue_url = publish_rejudgment_queue(storage_url, suite, items, stamp)
     judged = None
     if config is not None and config.judge is not None and (items or run_urls):
@@ -256,8 +327,11 @@ def on_reindex(
     signal_lifecycle(suite, summary, moved, waiting, version, queue_url)
     if not run_urls:
         get_run_logger().warning(f"{suite}: no run to score (configure them: goldkeeper suite set {suite} --run URL)")
-    states = _evaluate_runs(suite, run_urls, storage_url, k, gates, corpus_url, queue_url, partitions, cluster, workers,
-                            stamp, audit_url)
+    # Scored on the version this re-index made (or read), by its content's name: a re-index of
+    # the suite that comes after it cannot change what this one scores.
+    scored = (judged or {}).get("version") or judgments_at(storage_url, suite, sha)
+    states = _evaluate_runs(suite, run_urls, storage_url, scored, k, gates, corpus_url, queue_url, partitions, cluster,
+                            workers, stamp, audit_url)
     print(f"{suite}: {summary}; re-anchored {moved}; {waiting}"
           + (f"; {workload_line(judged['workload'])}" if judged else ""))
     outcome = {"suite": suite, "corpus_url": corpus_url, "drift": summary, "reanchored": moved,
@@ -269,16 +343,19 @@ def on_reindex(
 
 @flow(name="goldkeeper-evaluate-suite", log_prints=True)
 def evaluate_suite(suite: str, storage_url: str | None = None, partitions: int = 0, cluster: str | None = None,
-                   workers: int = 2) -> State:
+                   workers: int = 2, generated_at: str | None = None) -> State:
     """Score every run configured for the suite (suites/<suite>.json) with its cutoffs and
     gates, on its current judgments and live corpus: the nightly evaluation, and the one after
-    a re-judgment. Failed when an evaluation did not pass."""
+    a re-judgment (stamped ``generated_at``, when the answers were given, so that a re-judgment
+    run again after a crash publishes the report it would have). Failed when an evaluation
+    did not pass."""
     storage_url = storage_root(storage_url)
     config = read_suite_config(storage_url, suite, required=True)
     if not config.runs:
         raise ValueError(f"suite '{suite}' has no run to score: goldkeeper suite set {suite} --run URL")
-    states = _evaluate_runs(suite, config.runs, storage_url, config.k, config.gates, config.corpus_url,
-                            latest_queue_url(storage_url, suite), partitions, cluster, workers, now(),
+    states = _evaluate_runs(suite, config.runs, storage_url, current_judgments_url(storage_url, suite), config.k,
+                            config.gates, config.corpus_url,
+                            latest_queue_url(storage_url, suite), partitions, cluster, workers, generated_at or now(),
                             latest_audit_url(storage_url, suite))
     return _rolled_up(suite, {"suite": suite, "corpus_url": config.corpus_url,
                               "evaluations": {url: outcome_of(state) for url, state in states.items()}})
@@ -291,14 +368,14 @@ def _configured(config, run_urls: list[str] | None, k: list[int] | None, gates: 
             gates if gates is not None else (config.gates if config else []))
 
 
-def _evaluate_runs(suite: str, run_urls: list[str], storage_url: str, k: list[int], gates: list[str],
-                   corpus_url: str | None, queue_url: str | None, partitions: int, cluster: str | None,
+def _evaluate_runs(suite: str, run_urls: list[str], storage_url: str, judgments_url: str, k: list[int],
+                   gates: list[str], corpus_url: str | None, queue_url: str | None, partitions: int, cluster: str | None,
                    workers: int, stamp: str, audit_url: str | None = None) -> dict[str, State]:
-    """Each run scored on the suite's current judgments, as its own evaluation (subflow) of
+    """Each run scored on the suite's judgments at ``judgments_url``, as its own evaluation (subflow) of
     the suite: a system of it when there are several (``system_name``), all at one time, so
     the trend draws them side by side."""
     return {run_url: evaluate(suite=suite, system=system_name(run_url) if len(run_urls) > 1 else None,
-                              judgments_url=current_judgments_url(storage_url, suite), run_url=run_url,
+                              judgments_url=judgments_url, run_url=run_url,
                               storage_url=storage_url, k=k, gates=gates, corpus_url=corpus_url, partitions=partitions,
                               cluster=cluster, workers=workers, queue_url=queue_url, generated_at=stamp,
                               audit_url=audit_url, return_state=True)

@@ -65,6 +65,7 @@ from goldkeeper.io.loading import judgment_rows_of
 from goldkeeper.io.snapshots import open_corpus
 from goldkeeper.io.storage import (
     current_judgments_url,
+    newest_answers_time,
     publish_answers,
     publish_queue,
     read_current_judgments,
@@ -192,8 +193,14 @@ def write_version(storage_url: str, suite: str, data: bytes, expected_sha: str) 
 
 
 @step(timeout_seconds=300)
-def keep_answers(storage_url: str, suite: str, rows: list[dict[str, Any]], stamp: str) -> str | None:
+def keep_answers(storage_url: str, suite: str, rows: list[dict[str, Any]], stamp: str
+                 ) -> tuple[str, list[dict[str, Any]]] | None:
     return publish_answers(storage_url, suite, rows, stamp)
+
+
+@step(timeout_seconds=300)
+def answers_time(storage_url: str, suite: str) -> str | None:
+    return newest_answers_time(storage_url, suite)
 
 
 @step(timeout_seconds=300)
@@ -282,6 +289,7 @@ def rejudge(
         raise ValueError(f"rejudge: suite '{suite}' has no live corpus configured; give corpus_url")
     done: dict[str, Any] = {"answered": 0, "replaced": 0, "removed": 0, "versions": [], "answers": [], "left": None}
     left: list[dict[str, Any]] = []
+    answered_at = None  # when the answers this run applied were given
     audited = _audit(storage_url, suite, config.max_grade if config else 1, batch, reviewer, timeout, poll_interval)
     if audited is not None:
         done["audit"], reviewer = audited, audited.get("reviewer") or reviewer
@@ -293,6 +301,12 @@ def rejudge(
         pending = pending_items(queued, labels)
         show_queue(suite, pending, queue_url)
         done["left"], left = len(pending), pending
+        if len(pending) < len(queued):
+            # The queue still lists items whose answers are in the judgments: a run killed
+            # between writing the version and publishing what is left. Published now, at the
+            # time those answers were given.
+            answered_at = answers_time(storage_url, suite)
+            queue_url = publish_left(storage_url, suite, pending, answered_at or now())
         if not pending:
             print(f"{suite}: nothing waits for a person in {queue_url}")
             break
@@ -314,7 +328,8 @@ def rejudge(
             done["answers"].append(applied["answers"])
         answered = {row["item_id"] for row in rows}
         left = walked([item for item in pending if item["item_id"] not in answered], skipped)
-        publish_left(storage_url, suite, left, now())
+        answered_at = applied["labeled_at"] if applied else answered_at
+        publish_left(storage_url, suite, left, answered_at or now())
         signal_answers(suite, len(answered), len(left), applied and applied["version"],
                        applied["replaced"] if applied else 0, queue_url)
         done["left"] = len(left)
@@ -329,7 +344,7 @@ def rejudge(
         description=f"{suite}: re-judgment",
     )
     if (done["versions"] or (audited or {}).get("done")) and evaluate_after and config is not None and config.runs:
-        done["evaluation"] = evaluate_suite(suite, storage_url, return_state=True).message
+        done["evaluation"] = evaluate_suite(suite, storage_url, generated_at=answered_at, return_state=True).message
     return done
 
 
@@ -447,7 +462,7 @@ def _apply(storage_url: str, suite: str, corpus_url: str, labels, sha: str, item
     """One batch's answer rows, kept on storage first (so that no answer is lost if the
     version cannot be written), then checked against the live corpus and merged into a new
     version."""
-    kept = keep_answers(storage_url, suite, rows, rows[0]["labeled_at"])
+    kept, rows = keep_answers(storage_url, suite, rows, rows[0]["labeled_at"])
     live, fingerprint = live_chunks(corpus_url, [row["chunk_id"] for row in rows if row["chunk_id"] != "none"])
     queue = {item["item_id"]: item for item in items}
     applied = merge_answers(labels, check_form_answers(list(enumerate(rows, start=1)), queue, live), queue, live,
@@ -455,4 +470,5 @@ def _apply(storage_url: str, suite: str, corpus_url: str, labels, sha: str, item
     version = None
     if applied.replaced or applied.removed:
         version, _ = write_version(storage_url, suite, b"".join(dump_rows(applied.judgments)), sha)
-    return {"replaced": applied.replaced, "removed": applied.removed, "version": version, "answers": kept}
+    return {"replaced": applied.replaced, "removed": applied.removed, "version": version, "answers": kept,
+            "labeled_at": rows[0]["labeled_at"]}

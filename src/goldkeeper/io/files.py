@@ -15,7 +15,7 @@ import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from goldkeeper.errors import InputError, MissingError, StorageError, compressed_input
+from goldkeeper.errors import ChangedError, InputError, MissingError, StorageError, compressed_input
 
 if TYPE_CHECKING:
     from goldkeeper.models.judgment import Judgment
@@ -25,6 +25,7 @@ __all__ = [
     "MAX_EXPANSION",
     "MAX_LINE_BYTES",
     "capped_lines",
+    "create_once",
     "decode_utf8",
     "exists",
     "filesystem",
@@ -704,7 +705,7 @@ def _content_sha256(url: str) -> str | None:
 
 
 def _changed(url: str) -> StorageError:
-    return StorageError(url, "was changed by another writer since goldkeeper read it; nothing was written "
+    return ChangedError(url, "was changed by another writer since goldkeeper read it; nothing was written "
                              "(run the command again on its new contents)")
 
 
@@ -739,6 +740,42 @@ def _put(url: str, data: bytes, *, if_match: str | None = None) -> None:
                 return
             raise _changed(url) from None
         raise unreachable(url, "cannot be written", error) from None
+
+
+def create_once(url: str, data: bytes) -> bytes:
+    """Store ``data`` at ``url`` unless something is there already; what is stored there now
+    (``data``, or the bytes an earlier writer put). Of writers racing to create one target,
+    exactly one's bytes stand and every one of them returns those: locally a hard link of a
+    fsynced temporary, which fails where a file exists; on S3 a put conditional on there being
+    no object (If-None-Match: *), whose outcome, when unknown, is read back."""
+    if is_local(url):
+        path = local_path(url)
+        try:
+            os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+        except OSError as error:
+            raise StorageError(url, f"cannot be written: {_os_problem(error)}") from None
+        tmp = _stage(url, path, data)
+        try:
+            os.link(tmp, path)
+        except FileExistsError:
+            pass
+        except OSError as error:
+            raise StorageError(url, f"cannot be written: {_os_problem(error)}") from None
+        finally:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+        return read_bytes(url)
+    fs, path = filesystem(url)
+    try:
+        fs.pipe_file(path, data, mode="create", **_object_type(url))
+    except FileExistsError:
+        pass
+    except storage_failures() as error:
+        raise unreachable(url, "cannot be written", error) from None
+    stored = stored_bytes(fs, path)
+    if stored is None:
+        raise StorageError(url, "was written, but cannot be read back")
+    return stored
 
 
 def stored_bytes(fs: Any, path: str) -> bytes | None:

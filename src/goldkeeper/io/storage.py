@@ -6,6 +6,7 @@
     <root>/snapshots/<corpus>/<chunker>-<sha12>/    a sharded corpus snapshot (manifest.json)
     <root>/suites/<suite>.json                      the suite's configuration (spec/suites.md)
     <root>/answers/<suite>/<time>-<sha12>.jsonl     people's answers to the queue, as given
+    <root>/reindex/<suite>/<corpus sha16>.json      a re-index's record: when it began, what it read
 
 The default root is ``$GOLDKEEPER_STORAGE``, else ``file://<cwd>/.goldkeeper``. Every write is atomic (``write_bytes_atomic``);
 credentials come from the environment or the provider's chain, never from here.
@@ -19,8 +20,9 @@ import os
 import re
 from typing import Any
 
-from goldkeeper.errors import InputError, MissingError, StorageError, UsageError, describe_value
+from goldkeeper.errors import ChangedError, InputError, MissingError, StorageError, UsageError, describe_value
 from goldkeeper.io.files import (
+    create_once,
     exists,
     filesystem,
     is_local,
@@ -43,6 +45,7 @@ __all__ = [
     "evaluation_key",
     "find_evaluation",
     "history_entry",
+    "newest_answers_time",
     "publish_answers",
     "publish_page",
     "publish_queue",
@@ -50,13 +53,16 @@ __all__ = [
     "publish_sharded_snapshot",
     "read_current_judgments",
     "read_history",
+    "read_judgments_version",
     "read_latest_queue",
     "read_queue",
     "read_suite",
+    "reindex_record",
     "suite_exists",
     "suite_slug",
     "suite_url",
     "system_name",
+    "version_url",
     "write_judgments_version",
     "write_suite",
 ]
@@ -427,15 +433,40 @@ def write_suite(root: str, config) -> str:
     return url
 
 
-def publish_answers(root: str, suite: str, rows: list[dict[str, Any]], generated_at: str) -> str | None:
+def publish_answers(root: str, suite: str, rows: list[dict[str, Any]], generated_at: str
+                    ) -> tuple[str, list[dict[str, Any]]] | None:
     """People's answers as given (queue-answer.schema.json lines, what ``queue apply`` reads),
-    kept beside the judgments version they made; its URL (None: no answers)."""
+    kept beside the judgments version they made: their URL and rows (None: no answers).
+
+    Named by what was answered, not when: answers kept before with the same content (a run
+    retried after it was killed finds the answers it was given and grades them again, at a
+    later time) are not kept twice; those rows, with the time they were first given, come
+    back, so the version they make is the one the first attempt made."""
     if not rows:
         return None
+    timeless = [{key: value for key, value in row.items() if key != "labeled_at"} for row in rows]
+    same = hashlib.sha256(json.dumps(timeless, ensure_ascii=False, sort_keys=True).encode("utf-8")).hexdigest()[:12]
+    directory = _join(root, "answers", suite_slug(suite))
+    for name in _list(directory):
+        if name.endswith(f"-{same}.jsonl"):
+            url = _join(directory, name)
+            return url, [json.loads(line) for line in read_bytes(url).decode("utf-8").splitlines() if line.strip()]
     body = "".join(json.dumps(r, ensure_ascii=False, separators=(",", ":")) + "\n" for r in rows).encode("utf-8")
-    url = _join(root, "answers", suite_slug(suite), f"{_stamp(generated_at)}-{hashlib.sha256(body).hexdigest()[:12]}.jsonl")
+    url = _join(directory, f"{_stamp(generated_at)}-{same}.jsonl")
     _write(url, body)
-    return url
+    return url, rows
+
+
+def newest_answers_time(root: str, suite: str) -> str | None:
+    """When the suite's newest kept answers were given (the time their name begins with, in
+    ISO 8601 again), or None."""
+    names = [name for name in _list(_join(root, "answers", suite_slug(suite))) if name.endswith(".jsonl")]
+    stamp = max((name.split("-", 1)[0] for name in names), default=None)
+    found = re.fullmatch(r"(\d{4})(\d\d)(\d\d)T(\d\d)(\d\d)(\d\d)(\d*)Z", stamp or "")
+    if found is None:
+        return None
+    year, month, day, hour, minute, second, fraction = found.groups()
+    return f"{year}-{month}-{day}T{hour}:{minute}:{second}{'.' + fraction if fraction else ''}Z"
 
 
 def current_judgments_url(root: str, suite: str) -> str:
@@ -504,7 +535,7 @@ def read_current_judgments(root: str, suite: str) -> tuple[bytes, str]:
 
 
 def _changed(current: str, expected: str | None, found: str | None) -> StorageError:
-    return StorageError(
+    return ChangedError(
         current,
         f"changed since it was read (expected version {expected or 'none'}, found {found or 'none'}); "
         "nothing was made current",
@@ -532,6 +563,14 @@ def write_judgments_version(root: str, suite: str, data: bytes, expected_sha: st
     # Locally a file lock serializes writers; object stores have none (the claim below)
     with locked([current]):
         found, generation = _head(root, slug)
+        if found == digest != expected_sha:
+            # Current already: this very change, made by an attempt stopped before it could
+            # say so (a killed flow, a retried task), or the same bytes from another writer.
+            # Nothing is applied twice; on an object store, current.jsonl (written after the
+            # claim) is made to hold it if the attempt died between the two.
+            if not is_local(root) and stored_bytes(*filesystem(current)) != data:
+                _write(current, data)
+            return version, digest
         if found != expected_sha:
             raise _changed(current, expected_sha, found)
         _write(version, data)
@@ -551,6 +590,49 @@ def write_judgments_version(root: str, suite: str, data: bytes, expected_sha: st
                 raise StorageError(current, f"cannot claim the next version: {error}") from None
         _write(current, data)
     return version, digest
+
+
+def version_url(root: str, suite: str, sha: str) -> str:
+    """Where the suite's judgments version with this sha256 is kept (versions/<sha>.jsonl)."""
+    return _join(root, "judgments", suite_slug(suite), "versions", f"{sha}.jsonl")
+
+
+def read_judgments_version(root: str, suite: str, sha: str) -> bytes | None:
+    """The suite's judgments version with this sha256, as kept; None when it is not kept (a
+    current.jsonl put there by hand) or its bytes are not that version's."""
+    try:
+        data = read_bytes(version_url(root, suite, sha))
+    except MissingError:
+        return None
+    return data if hashlib.sha256(data).hexdigest() == sha else None
+
+
+def reindex_record(root: str, suite: str, corpus_sha: str, corpus_url: str, started_at: str, judgments_sha: str,
+                   *, replace: bool = False) -> dict[str, Any]:
+    """The record of the suite's re-index onto the corpus whose content has ``corpus_sha``:
+    when it began and which judgments version it read (reindex/<suite>/<corpus sha16>.json).
+
+    The first attempt creates it (``create_once``); every later attempt (a retry after a
+    crash, the same event delivered again, at once or later) gets that record back, and so
+    stamps what it writes with the first attempt's time and redoes the first attempt's work
+    from the version it read: the same bytes, which make nothing twice. ``replace``: a new
+    re-index of that corpus (the suite's judgments moved on since the record was made)."""
+    record = {"suite": suite, "corpus_url": corpus_url, "corpus_sha256": corpus_sha, "started_at": started_at,
+              "judgments_sha256": judgments_sha}
+    url = _join(root, "reindex", suite_slug(suite), f"{corpus_sha[:16]}.json")
+    body = (json.dumps(record, ensure_ascii=False, sort_keys=True, indent=1) + "\n").encode("utf-8")
+    if replace:
+        _write(url, body)
+        return record
+    stored = create_once(url, body)
+    try:
+        found = json.loads(stored)
+        if not isinstance(found, dict) or not {"started_at", "judgments_sha256"} <= found.keys():
+            raise ValueError("not a re-index record")
+    except ValueError:
+        raise InputError(url, "is not a re-index record goldkeeper wrote", found="the file",
+                         hint="remove it to start the re-index afresh") from None
+    return found
 
 
 def publish_sharded_snapshot(root: str, corpus: str, chunks_url: str, chunker: str) -> dict[str, Any]:
