@@ -64,17 +64,26 @@ class Case:
                                "-k", "1,2", "--gate", "recall@2:0.5"], env=self.env, capture_output=True, text=True)
         assert done.returncode == 0, done.stderr
 
-    def environment(self, clock: str, plan: dict | None) -> dict[str, str]:
+    def environment(self, clock: str, plan: dict | None, plan_file: Path | None = None) -> dict[str, str]:
+        """A flow process's environment: its clock, and its kill-points plan (in ``plan_file``)."""
         env = {**self.env, "SOURCE_DATE_EPOCH": clock}
         if plan is not None:
-            self.plan.write_text(json.dumps(plan))
-            env.update(GOLDKEEPER_KILL_POINTS=str(self.plan),
+            plan_file = plan_file or self.plan
+            plan_file.write_text(json.dumps(plan))
+            env.update(GOLDKEEPER_KILL_POINTS=str(plan_file),
                        PYTHONPATH=os.pathsep.join([str(HOOK), *filter(None, [self.env.get("PYTHONPATH")])]))
         return env
 
-    def run(self, clock: str, plan: dict | None = None) -> subprocess.CompletedProcess:
-        return subprocess.run([sys.executable, "-c", RUN, self.corpus, self.root], env=self.environment(clock, plan),
-                              capture_output=True, text=True, timeout=300)
+    def run(self, clock: str, plan: dict | None = None, corpus: str | None = None) -> subprocess.CompletedProcess:
+        """The lifecycle for a re-index onto ``corpus`` (the merge case's by default), to its end."""
+        return subprocess.run([sys.executable, "-c", RUN, corpus or self.corpus, self.root],
+                              env=self.environment(clock, plan), capture_output=True, text=True, timeout=300)
+
+    def start(self, corpus: str, plan: dict | None = None, plan_file: Path | None = None) -> subprocess.Popen:
+        """The same, started in the background (at the first clock)."""
+        return subprocess.Popen([sys.executable, "-c", RUN, corpus, self.root],
+                                env=self.environment(FIRST, plan, plan_file), stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True)
 
     def stored(self) -> dict[str, bytes]:
         """Every file on storage but the locks (empty files a writer holds) by its path."""
@@ -159,11 +168,10 @@ def test_killed_at_random_moments_from_outside_and_run_again(case):
     for _ in range(3):
         case.fresh()
         delay = chance.uniform(0.2, length)
-        process = subprocess.Popen([sys.executable, "-c", RUN, case.corpus, case.root],
-                                   env=case.environment(FIRST, None), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        process = case.start(case.corpus)
         time.sleep(delay)
         process.send_signal(signal.SIGKILL)
-        process.wait(60)
+        process.communicate(timeout=60)
         again = case.run(LATER)
         assert again.returncode == 0, (delay, again.stderr[-3000:])
         found = case.stored()

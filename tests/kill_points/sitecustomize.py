@@ -6,7 +6,9 @@ and end, and each storage write's start, the moment its temporary is written in 
 not yet in place: a kill there is a kill mid-write) and its end. The file holds JSON:
 ``{"record": PATH}`` appends each moment's name to PATH, one a line; ``{"at": N}`` kills the
 process with SIGKILL at moment N (counting from 0), after removing the file, so the run that
-follows is not killed again. Nothing happens without the variable.
+follows is not killed again. To order two processes: ``{"hold": NAME, "until": PATH}`` waits
+at the first moment named NAME until PATH exists, and ``{"touch": NAME, "path": PATH}``
+creates PATH at the first moment named NAME. Nothing happens without the variable.
 """
 
 from __future__ import annotations
@@ -31,6 +33,14 @@ def _moment(name: str) -> None:
     if "record" in plan:
         with open(plan["record"], "a") as out:
             out.write(f"{name}\n")
+    elif plan.get("hold") == name:
+        import time
+
+        deadline = time.monotonic() + 300
+        while not os.path.exists(plan["until"]) and time.monotonic() < deadline:
+            time.sleep(0.1)
+    elif plan.get("touch") == name:
+        open(plan["path"], "a").close()
     elif plan.get("at") == number:
         os.unlink(_FILE)  # type: ignore[arg-type]
         os.kill(os.getpid(), signal.SIGKILL)
