@@ -253,7 +253,7 @@ def _begin(storage_url: str, suite: str, corpus_sha: str, corpus_url: str, parti
                              partitions, cluster, workers)
             if drifted["moved"] and hashlib.sha256(drifted["fixed"]).hexdigest() == sha:
                 print(f"{suite}: taking up the re-index of {corpus_url} begun at {record['started_at']}")
-                return record["started_at"], earlier, read_before, drifted
+                return record["started_at"], earlier, read_before, {**drifted, "taken_up": sha}
         record = begin_reindex(storage_url, suite, corpus_sha, corpus_url, now(), sha, replace=True)
     drifted = _drift(storage_url, suite, data, current_judgments_url(storage_url, suite), corpus_url, partitions,
                      cluster, workers)
@@ -299,6 +299,10 @@ def on_reindex(
         summary, items, documents, moved = drifted["summary"], drifted["items"], drifted["documents"], drifted["moved"]
         version = None
         if not moved:
+            break
+        made = hashlib.sha256(drifted["fixed"]).hexdigest()
+        if drifted.get("taken_up") == made:  # an earlier attempt made it current: not made again
+            data, sha = drifted["fixed"], made
             break
         try:
             version, sha = write_version(storage_url, suite, drifted["fixed"], sha)
