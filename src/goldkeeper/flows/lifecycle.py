@@ -20,7 +20,10 @@ each evaluation in query partitions (goldkeeper.flows.scale), on threads or on D
 
 The suite's judgments live on storage (judgments/<suite>/current.jsonl, every version kept);
 a fix is written with compare-and-swap against the version read, so two flows on one suite
-cannot interleave a rewrite.
+cannot interleave a rewrite: the one that loses starts over on the other's version. Each
+re-index keeps a record on storage (reindex/<suite>/<corpus sha16>.json: when it began, which
+version it read), so a run killed anywhere and run again, or the same event delivered twice,
+repeats the first attempt's writes byte for byte and makes no version twice.
 """
 
 from __future__ import annotations
