@@ -75,11 +75,13 @@ def test_the_next_writer_removes_what_a_killed_writer_left(tmp_path):
     host = socket.gethostname().replace("-", "_")
     alive = tmp_path / f".judgments.jsonl.goldkeeper-{host}-{os.getpid()}-0000.tmp"  # this test is still running
     elsewhere = tmp_path / ".judgments.jsonl.goldkeeper-otherhost-1-0000.tmp"  # another machine's (shared disk)
-    dead = killed[0].name.split("-")[-2]  # a writer of another target that died: not this writer's to remove
+    # A writer of another target in the directory that died: garbage too (a rerun may write
+    # under a later name than the attempt that was killed, and would never meet it).
+    dead = killed[0].name.split("-")[-2]
     other_target = tmp_path / f".queue.jsonl.goldkeeper-{host}-{dead}-0000.tmp"
     for path in (alive, elsewhere, other_target):
         path.write_bytes(b"x")
     assert _goldkeeper("drift", "-j", "judgments.jsonl", "-c", "v2.json", "--fix", "--in-place",
                        cwd=tmp_path).returncode == 1
-    assert not any(path.exists() for path in killed)
-    assert alive.exists() and elsewhere.exists() and other_target.exists()
+    assert not any(path.exists() for path in killed) and not other_target.exists()
+    assert alive.exists() and elsewhere.exists()

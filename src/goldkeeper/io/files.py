@@ -634,28 +634,30 @@ _TEMPORARY = ".{name}.goldkeeper-{host}-{pid}-{token}.tmp"
 def temporary_beside(path: str) -> tuple[int, str]:
     """A new file beside ``path`` to write it in full before it replaces ``path``: (fd, name).
     It is created as any new file is (mode 0666 less the umask), and named after its target,
-    host and process, so that the next writer of the same target removes what a writer on
-    this host left when it was killed (its process is gone)."""
+    host and process, so that the next writer in the same directory removes what a writer on
+    this host left there when it was killed (its process is gone)."""
     import secrets
     import socket
 
     directory, name = os.path.split(os.path.abspath(path))
     host = socket.gethostname().replace("-", "_") or "host"
-    _sweep(directory, name, host)
+    _sweep(directory, host)
     tmp = os.path.join(directory, _TEMPORARY.format(name=name, host=host, pid=os.getpid(), token=secrets.token_hex(4)))
     return os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666), tmp
 
 
-def _sweep(directory: str, name: str, host: str) -> None:
-    """Remove the temporaries of ``name`` that writers on this host left when they died."""
-    prefix = f".{name}.goldkeeper-{host}-"
+def _sweep(directory: str, host: str) -> None:
+    """Remove the temporaries in ``directory`` that writers on this host left when they died,
+    whatever their target: a rerun may write under another name (a later time) than the
+    attempt that was killed."""
     try:
-        entries = [e for e in os.listdir(directory) if e.startswith(prefix) and e.endswith(".tmp")]
+        entries = [e for e in os.listdir(directory) if e.startswith(".") and e.endswith(".tmp")]
     except OSError:
         return
     for entry in entries:
-        pid = entry[len(prefix):].split("-", 1)[0]
-        if pid.isdigit() and int(pid) != os.getpid() and not _alive(int(pid)):
+        owner, _, rest = entry.removesuffix(".tmp").rpartition(f".goldkeeper-{host}-")
+        pid = rest.split("-", 1)[0]
+        if owner and pid.isdigit() and int(pid) != os.getpid() and not _alive(int(pid)):
             with contextlib.suppress(OSError):
                 os.unlink(os.path.join(directory, entry))
 
@@ -757,24 +759,26 @@ def create_once(url: str, data: bytes) -> bytes:
         tmp = _stage(url, path, data)
         try:
             os.link(tmp, path)
+            return data
         except FileExistsError:
-            pass
+            return read_bytes(url)
         except OSError as error:
             raise StorageError(url, f"cannot be written: {_os_problem(error)}") from None
         finally:
             with contextlib.suppress(OSError):
                 os.unlink(tmp)
-        return read_bytes(url)
     fs, path = filesystem(url)
     try:
         fs.pipe_file(path, data, mode="create", **_object_type(url))
+        return data
     except FileExistsError:
-        pass
+        # Taken: by another writer, or by this very put, when S3 stored it and answered an
+        # error (a 500 after success, a timeout) and the client's retry met the object.
+        stored = stored_bytes(fs, path)
     except storage_failures() as error:
         raise unreachable(url, "cannot be written", error) from None
-    stored = stored_bytes(fs, path)
     if stored is None:
-        raise StorageError(url, "was written, but cannot be read back")
+        raise StorageError(url, "is there, but cannot be read")
     return stored
 
 

@@ -458,15 +458,13 @@ def publish_answers(root: str, suite: str, rows: list[dict[str, Any]], generated
 
 
 def newest_answers_time(root: str, suite: str) -> str | None:
-    """When the suite's newest kept answers were given (the time their name begins with, in
-    ISO 8601 again), or None."""
-    names = [name for name in _list(_join(root, "answers", suite_slug(suite))) if name.endswith(".jsonl")]
-    stamp = max((name.split("-", 1)[0] for name in names), default=None)
-    found = re.fullmatch(r"(\d{4})(\d\d)(\d\d)T(\d\d)(\d\d)(\d\d)(\d*)Z", stamp or "")
-    if found is None:
+    """When the suite's newest kept answers were given (their ``labeled_at``), or None."""
+    directory = _join(root, "answers", suite_slug(suite))
+    names = [name for name in _list(directory) if name.endswith(".jsonl")]
+    if not names:
         return None
-    year, month, day, hour, minute, second, fraction = found.groups()
-    return f"{year}-{month}-{day}T{hour}:{minute}:{second}{'.' + fraction if fraction else ''}Z"
+    first = read_bytes(_join(directory, max(names))).split(b"\n", 1)[0]
+    return json.loads(first).get("labeled_at") if first.strip() else None
 
 
 def current_judgments_url(root: str, suite: str) -> str:
@@ -575,19 +573,11 @@ def write_judgments_version(root: str, suite: str, data: bytes, expected_sha: st
             raise _changed(current, expected_sha, found)
         _write(version, data)
         if not is_local(root):
-            fs, directory, _ = _generations(root, slug)
             claim = json.dumps({"sha256": digest, "parent": expected_sha}).encode("utf-8")
-            claimed = f"{directory}/{generation + 1:012d}.json"
-            try:
-                fs.pipe_file(claimed, claim, mode="create")
-            except FileExistsError:
-                # Taken: by another writer, or by this claim itself, when S3 stored the PUT and
-                # answered an error (a 500 after success, a timeout) and the client's retry met
-                # the object. The claim's bytes tell which: ours are this version and parent.
-                if stored_bytes(fs, claimed) != claim:
-                    raise _changed(current, expected_sha, "a newer one made current meanwhile") from None
-            except OSError as error:
-                raise StorageError(current, f"cannot claim the next version: {error}") from None
+            # Generation n+1 taken by another writer: its claim's bytes are another version's
+            # (``create_once`` tells a put of this claim answered with an error from that).
+            if create_once(_join(root, "judgments", slug, "generations", f"{generation + 1:012d}.json"), claim) != claim:
+                raise _changed(current, expected_sha, "a newer one made current meanwhile")
         _write(current, data)
     return version, digest
 
