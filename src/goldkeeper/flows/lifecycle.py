@@ -239,7 +239,8 @@ def _drift(storage_url: str, suite: str, data: bytes, judgments_url: str, corpus
 
 def _begin(storage_url: str, suite: str, corpus_sha: str, corpus_url: str, partitions: int, cluster: str | None,
            workers: int) -> tuple[str, bytes, str, dict[str, Any]]:
-    """This re-index's time, the judgments it works from (bytes and sha256), and their drift.
+    """This re-index's time, the judgments it works from (bytes and sha256), and their drift
+    (``made_before``: an earlier attempt made the fixed version current already).
 
     A re-index of this corpus begun before (a run killed and retried, the same event delivered
     again) is taken up as it began, at its time and from the version it read, as long as that
@@ -256,11 +257,11 @@ def _begin(storage_url: str, suite: str, corpus_sha: str, corpus_url: str, parti
                              partitions, cluster, workers)
             if drifted["moved"] and hashlib.sha256(drifted["fixed"]).hexdigest() == sha:
                 print(f"{suite}: taking up the re-index of {corpus_url} begun at {record['started_at']}")
-                return record["started_at"], earlier, read_before, {**drifted, "taken_up": sha}
+                return record["started_at"], earlier, read_before, {**drifted, "made_before": True}
         record = begin_reindex(storage_url, suite, corpus_sha, corpus_url, now(), sha, replace=True)
     drifted = _drift(storage_url, suite, data, current_judgments_url(storage_url, suite), corpus_url, partitions,
                      cluster, workers)
-    return record["started_at"], data, sha, drifted
+    return record["started_at"], data, sha, {**drifted, "made_before": False}
 
 
 @flow(name="goldkeeper-on-reindex", log_prints=True)
@@ -303,9 +304,8 @@ def on_reindex(
         version = None
         if not moved:
             break
-        made = hashlib.sha256(drifted["fixed"]).hexdigest()
-        if drifted.get("taken_up") == made:  # an earlier attempt made it current: not made again
-            data, sha = drifted["fixed"], made
+        if drifted["made_before"]:  # an earlier attempt of this re-index made it current
+            data, sha = drifted["fixed"], hashlib.sha256(drifted["fixed"]).hexdigest()
             break
         try:
             version, sha = write_version(storage_url, suite, drifted["fixed"], sha)
