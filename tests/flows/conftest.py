@@ -79,6 +79,21 @@ def _drain_prefect_workers() -> None:
     APILogWorker.drain_all(timeout=10, at_exit=False)
 
 
+def on_server(env: dict[str, str], call):
+    """``call(client)`` (a coroutine of Prefect's client) against the test server, with the API
+    URL set only for the call; its result."""
+    import asyncio
+
+    from prefect.client.orchestration import get_client
+    from prefect.settings import PREFECT_API_URL, temporary_settings
+
+    async def called():
+        async with get_client() as client:
+            return await call(client)
+    with temporary_settings(updates={PREFECT_API_URL: env["PREFECT_API_URL"]}):
+        return asyncio.run(called())
+
+
 def queued_suite(root: str, suite: str) -> list[dict]:
     """A suite on storage whose judgments drifted (the spec's drift case) and whose
     re-judgment queue is published; the queue's items."""

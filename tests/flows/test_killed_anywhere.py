@@ -19,112 +19,19 @@ minutes; CI does not set it); by default a spread of 20 or more is.
 
 from __future__ import annotations
 
-import asyncio
-import json
 import os
 import random
 import signal
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import pytest
 
-from tests.conftest import FIXTURES
+from tests.flows.conftest import on_server
+from tests.flows.killing import BIN, FIRST, LATER, Case, differences
 
 pytestmark = pytest.mark.slow
-BIN = Path(sys.executable).parent
-HOOK = Path(__file__).resolve().parents[1] / "kill_points"
-FIRST, LATER = "1764806400", "1764900000"  # the killed attempt's clock, the rerun's
-RUN = ("import sys; from goldkeeper.flows.lifecycle import on_reindex; "
-       "on_reindex(suite='wiki-qa', corpus_url=sys.argv[1], storage_url=sys.argv[2])")
-
-
-class Case:
-    """One suite on storage at a fixed place (reports name their storage: every attempt must
-    use the same one), made afresh before each attempt; a run that ranks every chunk."""
-
-    def __init__(self, tmp_path: Path, env: dict[str, str]) -> None:
-        self.tmp, self.env = tmp_path, env
-        self.store = tmp_path / "store"
-        self.root = f"file://{self.store}"
-        self.corpus = str(FIXTURES / "merge" / "corpus.json")
-        chunks = [c["chunk_id"] for c in json.loads(Path(self.corpus).read_text())["chunks"]]
-        queries = dict.fromkeys(json.loads(line)["query_id"]
-                                for line in (FIXTURES / "merge" / "judgments.jsonl").read_text().splitlines())
-        self.run_file = tmp_path / "wiki-run.jsonl"
-        self.run_file.write_text("".join(json.dumps({"query_id": q, "ranking": chunks}) + "\n" for q in queries))
-        self.plan = tmp_path / "kill.json"
-
-    def fresh(self) -> None:
-        subprocess.run(["rm", "-rf", str(self.store)], check=True)
-        done = subprocess.run([str(BIN / "goldkeeper"), "suite", "init", "wiki-qa", "--storage", self.root,
-                               "-j", str(FIXTURES / "merge" / "judgments.jsonl"), "-r", str(self.run_file),
-                               "-k", "1,2", "--gate", "recall@2:0.5"], env=self.env, capture_output=True, text=True)
-        assert done.returncode == 0, done.stderr
-
-    def environment(self, clock: str, plan: dict | None, plan_file: Path | None = None) -> dict[str, str]:
-        """A flow process's environment: its clock, and its kill-points plan (in ``plan_file``)."""
-        env = {**self.env, "SOURCE_DATE_EPOCH": clock}
-        if plan is not None:
-            plan_file = plan_file or self.plan
-            plan_file.write_text(json.dumps(plan))
-            env.update(GOLDKEEPER_KILL_POINTS=str(plan_file),
-                       PYTHONPATH=os.pathsep.join([str(HOOK), *filter(None, [self.env.get("PYTHONPATH")])]))
-        return env
-
-    def run(self, clock: str, plan: dict | None = None, corpus: str | None = None) -> subprocess.CompletedProcess:
-        """The lifecycle for a re-index onto ``corpus`` (the merge case's by default), to its end."""
-        return subprocess.run([sys.executable, "-c", RUN, corpus or self.corpus, self.root],
-                              env=self.environment(clock, plan), capture_output=True, text=True, timeout=300)
-
-    def start(self, corpus: str, plan: dict | None = None, plan_file: Path | None = None) -> subprocess.Popen:
-        """The same, started in the background (at the first clock)."""
-        return subprocess.Popen([sys.executable, "-c", RUN, corpus, self.root],
-                                env=self.environment(FIRST, plan, plan_file), stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, text=True)
-
-    def stored(self) -> dict[str, bytes]:
-        """Every file on storage but the locks (empty files a writer holds) by its path."""
-        return {str(p.relative_to(self.store)): p.read_bytes() for p in sorted(self.store.rglob("*"))
-                if p.is_file() and not p.name.endswith(".goldkeeper.lock")}
-
-
-    def prepare(self) -> Case:
-        """The moments an uninterrupted run passes, and what storage holds after one at the
-        killed attempt's clock and after one at the rerun's."""
-        record = self.tmp / "moments.txt"
-        self.fresh()
-        done = self.run(FIRST, {"record": str(record)})
-        assert done.returncode == 0, done.stderr[-3000:]
-        self.moments = record.read_text().splitlines()
-        self.expected = {FIRST: self.stored()}
-        self.fresh()
-        assert self.run(LATER).returncode == 0
-        self.expected[LATER] = self.stored()
-        # Until the re-index's record is stored, a rerun is a new re-index at its own time.
-        self.recorded = next(n for n, m in enumerate(self.moments) if m.startswith("create ") and m.endswith(" end"))
-        return self
-
-    def killed_and_run_again(self, point: int) -> list[str]:
-        """Kill a run at moment ``point``, run it again as a new run; what storage then holds
-        that an uninterrupted run's does not (nothing, when all is well)."""
-        self.fresh()
-        killed = self.run(FIRST, {"at": point})
-        assert killed.returncode == -signal.SIGKILL, (point, self.moments[point], killed.stderr[-2000:])
-        again = self.run(LATER)
-        assert again.returncode == 0, (point, self.moments[point], again.stderr[-3000:])
-        found = self.stored()
-        assert not [p for p in found if p.endswith(".tmp")], (point, self.moments[point])
-        return _differences(self.expected[FIRST if point >= self.recorded else LATER], found)
-
-
-def _differences(expected: dict[str, bytes], found: dict[str, bytes]) -> list[str]:
-    return ([f"missing {p}" for p in expected.keys() - found.keys()] + [f"extra {p}" for p in found.keys() - expected.keys()]
-            + [f"differs {p}" for p in expected.keys() & found.keys() if expected[p] != found[p]])
-
-
 @pytest.fixture(scope="module")
 def case(prefect_server, tmp_path_factory):
     return Case(tmp_path_factory.mktemp("killed"), prefect_server).prepare()
@@ -177,18 +84,7 @@ def test_killed_at_random_moments_from_outside_and_run_again(case):
         found = case.stored()
         assert not [p for p in found if p.endswith(".tmp")]
         # Which clock depends on whether the kill came before the re-index was recorded.
-        assert found in (case.expected[FIRST], case.expected[LATER]), (delay, _differences(case.expected[FIRST], found))
-
-
-def _client_call(env, call):
-    from prefect.client.orchestration import get_client
-    from prefect.settings import PREFECT_API_URL, temporary_settings
-
-    async def go():
-        async with get_client() as client:
-            return await call(client)
-    with temporary_settings(updates={PREFECT_API_URL: env["PREFECT_API_URL"]}):
-        return asyncio.run(go())
+        assert found in (case.expected[FIRST], case.expected[LATER]), (delay, differences(case.expected[FIRST], found))
 
 
 def _deployment(env, pool: str | None = None):
@@ -200,11 +96,11 @@ def _deployment(env, pool: str | None = None):
         return await client.create_deployment(flow_id=flow_id, name=f"killed-{pool or 'engine'}",
                                               entrypoint="goldkeeper.flows.lifecycle:on_reindex",
                                               work_pool_name=pool)
-    return _client_call(env, create)
+    return on_server(env, create)
 
 
 def _flow_run(env, deployment_id, case):
-    return _client_call(env, lambda client: client.create_flow_run_from_deployment(
+    return on_server(env, lambda client: client.create_flow_run_from_deployment(
         deployment_id, parameters={"suite": "wiki-qa", "corpus_url": case.corpus, "storage_url": case.root})).id
 
 
@@ -213,11 +109,11 @@ def _again(env, run_id) -> None:
     process died before anyone could say so, which the server still thinks is running)."""
     from prefect.states import Scheduled
 
-    _client_call(env, lambda client: client.set_flow_run_state(run_id, Scheduled(), force=True))
+    on_server(env, lambda client: client.set_flow_run_state(run_id, Scheduled(), force=True))
 
 
 def _state(env, run_id):
-    return _client_call(env, lambda client: client.read_flow_run(run_id))
+    return on_server(env, lambda client: client.read_flow_run(run_id))
 
 
 def test_killed_and_retried_as_the_same_flow_run_in_prefects_engine(case, prefect_server):
@@ -238,7 +134,7 @@ def test_killed_and_retried_as_the_same_flow_run_in_prefects_engine(case, prefec
         run = _state(prefect_server, run_id)
         assert retried.returncode == 0 and run.state.is_completed(), (point, run.state, retried.stderr[-3000:])
         assert run.run_count >= 2  # the same run, run again
-        assert _differences(case.expected[FIRST], case.stored()) == [], (point, case.moments[point])
+        assert differences(case.expected[FIRST], case.stored()) == [], (point, case.moments[point])
 
 
 def test_a_process_workers_crashed_run_and_the_next_run_end_as_an_uninterrupted_run(case, prefect_server):
@@ -279,4 +175,4 @@ def test_a_process_workers_crashed_run_and_the_next_run_end_as_an_uninterrupted_
             worker.kill()
         log.close()
     # The worker's clock was the first attempt's for both runs: the record decides either way.
-    assert _differences(case.expected[FIRST], case.stored()) == []
+    assert differences(case.expected[FIRST], case.stored()) == []

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import FIXTURES
-from tests.flows.test_killed_anywhere import FIRST, Case, _differences
+from tests.flows.killing import FIRST, Case, differences
 
 pytestmark = pytest.mark.slow
 BIN = Path(sys.executable).parent
@@ -68,11 +68,11 @@ def test_the_same_event_twice_at_once_and_again_later_is_one_reindex(case):
     both = [case.start(case.corpus), case.start(case.corpus)]
     for process in both:
         _ended(process)
-    assert _differences(once, case.stored()) == []
+    assert differences(once, case.stored()) == []
     assert len(_versions(once)) == 2 and len(_history(once)) == 1  # the first version and the re-index's
     # delivered a third time, once all is done
     assert case.run(FIRST).returncode == 0
-    assert _differences(once, case.stored()) == []
+    assert differences(once, case.stored()) == []
 
 
 def test_two_different_reindexes_at_once_are_applied_one_after_the_other(case, tmp_path):
@@ -94,7 +94,7 @@ def test_two_different_reindexes_at_once_are_applied_one_after_the_other(case, t
     assert went.exists(), said_second
     assert "another re-index made a judgments version meanwhile; starting over on it" in said_first, said_first[-3000:]
     found = case.stored()
-    assert _differences(in_order, found) == []
+    assert differences(in_order, found) == []
     assert len(_versions(found)) == 3  # the suite's first version, one per corpus
     history = _history(found)
     assert len(history) == 2 and len({h["judgments_sha256"] for h in history}) == 2  # each re-index's evaluation

@@ -5,7 +5,6 @@ artifact exists, and an event about another resource starts nothing."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 import subprocess
 import sys
@@ -17,6 +16,7 @@ import pytest
 
 from goldkeeper.io.storage import read_history
 from tests.conftest import FIXTURES
+from tests.flows.conftest import on_server as _read
 
 pytestmark = pytest.mark.slow
 BIN = Path(sys.executable).parent
@@ -25,18 +25,6 @@ BIN = Path(sys.executable).parent
 @pytest.fixture
 def server(prefect_server):
     return prefect_server
-
-
-def _read(env, call):
-    """``call(client)`` against the test server, with the API URL set only for the call."""
-    from prefect.client.orchestration import get_client
-    from prefect.settings import PREFECT_API_URL, temporary_settings
-
-    async def read():
-        async with get_client() as client:
-            return await call(client)
-    with temporary_settings(updates={PREFECT_API_URL: env["PREFECT_API_URL"]}):
-        return asyncio.run(read())
 
 
 def _flow_runs(env, deployment_name):
