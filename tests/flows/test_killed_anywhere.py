@@ -13,8 +13,8 @@ temporary. The killed attempt and the rerun run at different clocks (SOURCE_DATE
 rerun takes up the re-index at its first attempt's time, unless the kill came before that
 attempt recorded its start, in which case it is a new re-index at the rerun's own time.
 
-Every moment is tried with ``GOLDKEEPER_SOAK=1`` in the environment (89 of them, about ten
-minutes; CI does not set it); by default a spread of 20 or more is.
+Every moment (89 of them) is tried with ``GOLDKEEPER_SOAK=1`` in the environment, which CI
+does not set; by default a spread of 20 or more is.
 """
 
 from __future__ import annotations

@@ -607,22 +607,21 @@ def reindex_record(root: str, suite: str, corpus_sha: str, corpus_url: str, star
     stamps what it writes with the first attempt's time and redoes the first attempt's work
     from the version it read: the same bytes, which make nothing twice. ``replace``: a new
     re-index of that corpus (the suite's judgments moved on since the record was made)."""
-    record = {"suite": suite, "corpus_url": corpus_url, "corpus_sha256": corpus_sha, "started_at": started_at,
-              "judgments_sha256": judgments_sha}
+    from pydantic_core import from_json
+
+    from goldkeeper.models.corpus import ReindexRecord
+
+    record = ReindexRecord(suite=suite, corpus_url=corpus_url, corpus_sha256=corpus_sha, started_at=started_at,
+                           judgments_sha256=judgments_sha)
     url = _join(root, "reindex", suite_slug(suite), f"{corpus_sha[:16]}.json")
-    body = (json.dumps(record, ensure_ascii=False, sort_keys=True, indent=1) + "\n").encode("utf-8")
+    body = (record.model_dump_json(indent=1) + "\n").encode("utf-8")
     if replace:
         _write(url, body)
-        return record
-    stored = create_once(url, body)
+        return record.model_dump()
     try:
-        found = json.loads(stored)
-        if not isinstance(found, dict) or not {"started_at", "judgments_sha256"} <= found.keys():
-            raise ValueError("not a re-index record")
-    except ValueError:
-        raise InputError(url, "is not a re-index record goldkeeper wrote", found="the file",
-                         hint="remove it to start the re-index afresh") from None
-    return found
+        return ReindexRecord.model_validate(from_json(create_once(url, body), allow_inf_nan=False)).model_dump()
+    except ValueError as error:
+        raise _refusal(url, error, "record") from None
 
 
 def publish_sharded_snapshot(root: str, corpus: str, chunks_url: str, chunker: str) -> dict[str, Any]:

@@ -56,7 +56,7 @@ __all__ = [
 
 def export_schemas() -> dict[str, dict]:
     """Every committed schema by file name, generated from the models."""
-    from .corpus import AuditRecord, Chunk, CorpusSnapshot, QueueAnswer, QueueItem, ShardManifest
+    from .corpus import AuditRecord, Chunk, CorpusSnapshot, QueueAnswer, QueueItem, ReindexRecord, ShardManifest
     from .judgment import Judgment
     from .report import Report
     from .run import RunEntry
@@ -73,4 +73,5 @@ def export_schemas() -> dict[str, dict]:
         "queue-answer.schema.json": QueueAnswer.model_json_schema(),
         "suite.schema.json": SuiteConfig.model_json_schema(),
         "audit.schema.json": AuditRecord.model_json_schema(),
+        "reindex.schema.json": ReindexRecord.model_json_schema(),
     }

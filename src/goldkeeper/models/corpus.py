@@ -116,6 +116,20 @@ class AuditRecord(BaseModel):
     workload: dict[str, int] = Field(description="Items for people: queued, judged, audited, left to people.")
 
 
+class ReindexRecord(BaseModel):
+    """A re-index's record (reindex/<suite>/<corpus sha16>.json, spec/storage.md): created once
+    by its first attempt, read back by every later one, which works from the same version at
+    the same time."""
+
+    model_config = ConfigDict(extra="forbid", title="goldkeeper re-index record")
+
+    suite: str = Field(min_length=1)
+    corpus_url: str = Field(min_length=1, description="The snapshot the re-index was onto.")
+    corpus_sha256: str = Field(pattern=r"^[0-9a-f]{64}$", description="Its content's sha256 (a sharded one's manifest's).")
+    started_at: str = Field(description="When its first attempt began: the time everything it writes is stamped with.")
+    judgments_sha256: str = Field(pattern=r"^[0-9a-f]{64}$", description="The judgments version it read.")
+
+
 def _answer_field(spec: FieldSpec) -> tuple[Any, Any]:
     described = {} if spec.description is None else {"description": spec.description}
     if spec.kind == "grade":
