@@ -36,33 +36,44 @@ os.environ.update(SETTINGS)
 STARTUP_TIMEOUT = 180
 
 
-@pytest.fixture(scope="session")
-def prefect_server():
-    """The session's server: started on first use, stopped at the end; its environment."""
+def start_server(port: int, home: str, log_name: str = "server.log") -> subprocess.Popen:
+    """`prefect server start` on loopback at ``port`` with PREFECT_HOME ``home`` (its database
+    there), once it answers /health; a failed start fails the test with the server's log."""
+    settings = {**SETTINGS, "PREFECT_HOME": home, "PREFECT_API_URL": f"http://127.0.0.1:{port}/api"}
     binary = Path(sys.executable).parent / "prefect"
-    log = open(Path(HOME) / "server.log", "wb")
-    process = subprocess.Popen([str(binary), "server", "start", "--host", "127.0.0.1", "--port", str(PORT)],
-                               env={**os.environ, **SETTINGS}, stdout=log, stderr=subprocess.STDOUT)
+    log = open(Path(home) / log_name, "ab")
+    process = subprocess.Popen([str(binary), "server", "start", "--host", "127.0.0.1", "--port", str(port)],
+                               env={**os.environ, **settings}, stdout=log, stderr=subprocess.STDOUT)
+    log.close()
     deadline = time.monotonic() + STARTUP_TIMEOUT
     while True:
         try:
-            if urllib.request.urlopen(f"{SETTINGS['PREFECT_API_URL']}/health", timeout=2).status == 200:
-                break
+            if urllib.request.urlopen(f"{settings['PREFECT_API_URL']}/health", timeout=2).status == 200:
+                return process
         except OSError:
             pass
         if process.poll() is not None or time.monotonic() > deadline:
             process.kill()
-            log.close()
-            pytest.fail("prefect server did not start: " + (Path(HOME) / "server.log").read_text()[-2000:])
+            pytest.fail("prefect server did not start: " + (Path(home) / log_name).read_text()[-2000:])
         time.sleep(0.5)
-    yield {**os.environ, **SETTINGS}
-    _drain_prefect_workers()
+
+
+def stop_server(process: subprocess.Popen) -> None:
     process.terminate()
     try:
         process.wait(30)
     except subprocess.TimeoutExpired:
         process.kill()
-    log.close()
+        process.wait(30)
+
+
+@pytest.fixture(scope="session")
+def prefect_server():
+    """The session's server: started on first use, stopped at the end; its environment."""
+    process = start_server(PORT, HOME)
+    yield {**os.environ, **SETTINGS}
+    _drain_prefect_workers()
+    stop_server(process)
 
 
 def _drain_prefect_workers() -> None:

@@ -7,8 +7,9 @@ not yet in place: a kill there is a kill mid-write) and its end. The file holds 
 ``{"record": PATH}`` appends each moment's name to PATH, one a line; ``{"at": N}`` kills the
 process with SIGKILL at moment N (counting from 0), after removing the file, so the run that
 follows is not killed again. To order two processes: ``{"hold": NAME, "until": PATH}`` waits
-at the first moment named NAME until PATH exists, and ``{"touch": NAME, "path": PATH}``
-creates PATH at the first moment named NAME. Nothing happens without the variable.
+at the first moment named NAME until PATH exists (creating PATH.holding as it begins to),
+and ``{"touch": NAME, "path": PATH}`` creates PATH at the first moment named NAME. Nothing
+happens without the variable.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ def _moment(name: str) -> None:
     elif plan.get("hold") == name:
         import time
 
+        open(plan["until"] + ".holding", "a").close()
         deadline = time.monotonic() + 300
         while not os.path.exists(plan["until"]) and time.monotonic() < deadline:
             time.sleep(0.1)
