@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -87,12 +88,15 @@ def test_two_different_reindexes_at_once_are_applied_one_after_the_other(case, t
     case.fresh()
     went = tmp_path / "second-made-its-version"
     first = case.start(case.corpus, {"hold": "task write_version start", "until": str(went)}, tmp_path / "first.json")
+    deadline = time.monotonic() + 120  # the first has read the suite's first version, and holds
+    while not Path(f"{went}.holding").exists() and first.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert Path(f"{went}.holding").exists(), first.communicate()[1][-3000:]
     second = case.start(case.revised, {"touch": "task publish_rejudgment_queue start", "path": str(went)},
                         tmp_path / "second.json")
     said_second = _ended(second)
-    said_first = _ended(first)
+    _ended(first)
     assert went.exists(), said_second
-    assert "another re-index made a judgments version meanwhile; starting over on it" in said_first, said_first[-3000:]
     found = case.stored()
     assert differences(in_order, found) == []
     assert len(_versions(found)) == 3  # the suite's first version, one per corpus
@@ -100,3 +104,9 @@ def test_two_different_reindexes_at_once_are_applied_one_after_the_other(case, t
     assert len(history) == 2 and len({h["judgments_sha256"] for h in history}) == 2  # each re-index's evaluation
     config = json.loads(found["suites/wiki-qa.json"])
     assert config["corpus_url"] == case.corpus  # the live corpus is the one applied last
+    # The first, held after reading the suite's first version, started over: its record (made
+    # anew) says it read the version the second made.
+    revised = json.loads(Path(case.revised).read_text())["corpus_fingerprint"]
+    made_by_second = next(h["judgments_sha256"] for h in history if h["corpus_fingerprint"] == revised)
+    records = {json.loads(v)["corpus_url"]: json.loads(v) for p, v in found.items() if p.startswith("reindex/")}
+    assert records[case.corpus]["judgments_sha256"] == made_by_second
