@@ -149,6 +149,15 @@ def next_form(run_id, before: str, timeout: float = 120) -> dict:
     raise AssertionError(f"the run was not paused for another form: {state}")
 
 
+def paused_filter():
+    """The server's paused flow runs only: unfiltered, a read returns its default page (200
+    runs), and a session's newest paused run need not be on it."""
+    from prefect.client.schemas.filters import FlowRunFilter, FlowRunFilterState, FlowRunFilterStateType
+    from prefect.client.schemas.objects import StateType
+
+    return FlowRunFilter(state=FlowRunFilterState(type=FlowRunFilterStateType(any_=[StateType.PAUSED])))
+
+
 def paused_run(storage_url: str, timeout: float = 120):
     """The flow run paused for a form on ``storage_url`` (its parameter), once there is one."""
     from prefect.client.orchestration import get_client
@@ -156,7 +165,7 @@ def paused_run(storage_url: str, timeout: float = 120):
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         with get_client(sync_client=True) as client:
-            paused = [r for r in client.read_flow_runs() if r.state and r.state.is_paused()
+            paused = [r for r in client.read_flow_runs(flow_run_filter=paused_filter()) if r.state and r.state.is_paused()
                       and r.parameters.get("storage_url") == storage_url]
         if paused:
             return paused[0]

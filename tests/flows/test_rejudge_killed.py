@@ -21,7 +21,7 @@ import time
 import pytest
 
 from tests.conftest import FIXTURES
-from tests.flows.conftest import on_server, queued_suite
+from tests.flows.conftest import on_server, paused_filter, queued_suite
 from tests.flows.killing import FIRST, LATER, Case, differences
 
 pytestmark = pytest.mark.slow
@@ -53,7 +53,7 @@ class Rejudged(Case):
 
         deadline = time.monotonic() + 240
         while process.poll() is None and time.monotonic() < deadline:
-            runs = on_server(self.env, lambda client: client.read_flow_runs())
+            runs = on_server(self.env, lambda client: client.read_flow_runs(flow_run_filter=paused_filter()))
             paused = [r for r in runs if r.state and r.state.is_paused() and r.parameters.get("storage_url") == self.root]
             for run in paused:
                 with temporary_settings(updates={PREFECT_API_URL: self.env["PREFECT_API_URL"]}):
