@@ -139,8 +139,20 @@ def stratum_order(report, metric: str) -> list[tuple[str, dict, dict | None]]:
 
 def _headline(document: dict) -> str:
     j = document["judgments"]
-    return (f"{j['queries']} judged queries, {j['queries_scored']} scored, {j['labels']} labels; "
+    line = (f"{j['queries']} judged queries, {j['queries_scored']} scored, {j['labels']} labels; "
             f"run coverage {document.get('coverage', 0):.1%}")
+    spans = (document.get("inputs") or {}).get("spans")
+    return line + ("\n" + spans_line(spans) if spans else "")
+
+
+def spans_line(spans: dict) -> str:
+    """What resolving the span labels did, in one line (a report's or a comparison's ``spans``)."""
+    unresolved = spans["labels"] - spans["resolved"]
+    return (f"{spans['resolved']} of {spans['labels']} span labels resolved to {spans['chunks']} chunks of the run's "
+            f"snapshot ({spans['found_again']} found again after an edit, {spans['fuzzy']} of them fuzzily)"
+            + (f"; {unresolved} scored as their chunk labels: {spans['gone']} gone, {spans['ambiguous']} ambiguous, "
+               f"{spans['no_offsets']} in documents without offsets, {spans['no_chunk']} held by no chunk enough"
+               if unresolved else ""))
 
 
 def _strata_columns(document: dict) -> list[tuple[str, str | None]]:

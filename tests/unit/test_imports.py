@@ -38,6 +38,17 @@ def test_the_core_imports_only_the_standard_library_pydantic_numpy_and_scipy():
                            "typing_inspection", "annotated_types", "numpy", "scipy"}, third_party
 
 
+def test_span_resolution_adds_only_diff_match_patch_to_the_core():
+    """Finding an edited passage again is diff-match-patch's (pure Python, no clock with its
+    diff timeout off): the one library core.spans adds, loaded when a quote must be matched
+    fuzzily."""
+    before = _modules_after("import goldkeeper.core.drift")
+    loaded = _modules_after("import goldkeeper.core.drift\nfrom goldkeeper.core.spans import DocumentText, Span, locate\n"
+                            "print(locate(DocumentText([('c', 0, 'the cat sat on the mat')]), Span(4, 7, 'bat')))")
+    third_party = {m.split(".")[0] for m in loaded - before} - set(sys.stdlib_module_names)
+    assert third_party == {"goldkeeper", "diff_match_patch"}, third_party
+
+
 @pytest.mark.parametrize("argv", [
     ["validate", str(FIXTURES / "basic" / "judgments.jsonl")],
     ["score", "--judgments", str(FIXTURES / "basic" / "judgments.jsonl"), "--run",

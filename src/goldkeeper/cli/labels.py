@@ -50,6 +50,24 @@ def validate(
     raise typer.Exit(EXIT_OK if result.ok else EXIT_FAILED)
 
 
+def _with_spans(labels: list[Any], corpus: str, source: str) -> list[Any]:
+    """``convert --corpus``: the labels with the spans of the chunks they judged."""
+    from goldkeeper.core.spans import derive_spans, document_texts
+    from goldkeeper.io.snapshots import open_corpus
+    from goldkeeper.models.judgment import Judgment
+
+    rows = [label.canonical_dict() for label in labels]
+    ids = {row["chunk_id"] for row in rows if row.get("chunk_id")}
+    chunks = {chunk.chunk_id: chunk for chunk in open_corpus(corpus, stream=True) if chunk.chunk_id in ids}
+    documents = document_texts(open_corpus(corpus, stream=True), {chunk.doc_uri for chunk in chunks.values()})
+    rows, derived = derive_spans(rows, chunks, documents)
+    missing = sum(1 for row in rows if row.get("span") is None)
+    sys.stderr.write(f"{source}: {derived} of {len(rows)} label(s) gained the span of the chunk they judged"
+                     + (f"; {missing} have none (no chunk_id, or their chunk is not in {source_name(corpus)} "
+                        "with offsets)" if missing else "") + "\n")
+    return [Judgment.model_construct(**row) for row in rows]
+
+
 @app.command()
 def convert(
     to: Annotated[ConvertTarget, typer.Option("--to", help="What to write.")],
@@ -69,12 +87,17 @@ def convert(
     tag: Annotated[str, typer.Option("--tag", help="Run tag for trec-run output.")] = "goldkeeper",
     queries_file: Annotated[Optional[str], typer.Option(
         "--queries-file", help="Query texts for qrels (BEIR's queries.jsonl, or query_id/query lines).")] = None,
+    corpus: Annotated[Optional[str], typer.Option(
+        "--corpus", help="--to judgments: the snapshot the labels were judged on; each chunk label whose chunk it "
+        "holds with offsets gains that chunk's span (spec/spans.md).")] = None,
     quiet: QuietOption = False,
 ) -> None:
     """Convert between judgments JSONL, TREC qrels, BEIR TSV, nested JSON qrels and runs
     ({query: {doc: grade or score}}), run JSONL and TREC runs."""
     if (file is None) == (judgments is None):
         raise UsageError("convert: name the input once, as an argument or as --judgments")
+    if corpus is not None and to is not ConvertTarget.judgments:
+        raise UsageError("--corpus: derives span labels, so it writes judgments (--to judgments)")
     file = file or judgments or ""
     from goldkeeper.core import nested, qrels, runs
     from goldkeeper.core.judgments import dump_judgments
@@ -97,6 +120,8 @@ def convert(
             from goldkeeper.models.judgment import Judgment
 
             labels = [Judgment.model_construct(**row) for row in with_queries([j.__dict__ for j in labels], queries_file)]
+        if corpus is not None:
+            labels = _with_spans(labels, corpus, source)
         write = {ConvertTarget.judgments: dump_judgments, ConvertTarget.qrels: qrels.to_qrels,
                  ConvertTarget.qrels_json: nested.to_nested_qrels}[to]
         text = write(labels) if to is ConvertTarget.judgments else write(labels, source)

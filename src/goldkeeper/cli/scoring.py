@@ -264,14 +264,15 @@ def run_score(*, judgments: str, run: str, k: list[str], threshold: int, gate: l
     count_drift = None
     if corpus:
         from goldkeeper.core.drift import drift_counts
-        from goldkeeper.io.snapshots import open_corpus
+        from goldkeeper.io.snapshots import open_corpus, resolve_spans_at
 
         def count_drift(rows: list[dict[str, Any]]) -> Any:
             return drift_counts(rows, open_corpus(corpus))
 
     with progress(quiet=quiet or output is ScoreFormat.json):
         read = read_scoring_inputs(judgments, judgments_format.value if judgments_format else None,
-                                   run, run_format, ks, threshold, on_rows=count_drift)
+                                   run, run_format, ks, threshold, on_rows=count_drift,
+                                   resolve=(lambda rows: resolve_spans_at(corpus, rows)) if corpus else None)
     drift_counts_found, corpus_info = read.from_rows if corpus else (None, None)
     inputs = {"judgments": {"url": judgments, "sha256": read.judgments_sha},
               "run": {"url": run, "sha256": read.run_sha}}
@@ -279,6 +280,8 @@ def run_score(*, judgments: str, run: str, k: list[str], threshold: int, gate: l
         inputs["baseline"] = {"url": baseline}
     if corpus:
         inputs["corpus"] = {"url": corpus}
+    if read.spans is not None:
+        inputs["spans"] = read.spans
     labels, scored = read.qrels, read.run
     audited = None
     if audit:
@@ -339,7 +342,7 @@ def score(
     threshold: ThresholdOption = 1,
     gate: Annotated[list[str], typer.Option("--gate", help=GATE_HELP)] = [],  # noqa: B006
     baseline: Annotated[Optional[str], typer.Option("--baseline", help="A previous report, for delta gates.")] = None,
-    corpus: Annotated[Optional[str], typer.Option("--corpus", help="A corpus snapshot: check drift first.")] = None,
+    corpus: Annotated[Optional[str], typer.Option("--corpus", help="The snapshot the run was made over: drift is checked first, and span labels resolve to its chunks.")] = None,
     report: Annotated[Optional[str], typer.Option("--report", help="Also write the report JSON here.")] = None,
     judgments_format: Annotated[Optional[LabelsFormat], typer.Option(
         "--judgments-format", help="jsonl, json (nested), trec or beir; guessed from the name and first line if omitted.")] = None,
@@ -605,6 +608,18 @@ def eval_(
     raise typer.Exit(EXIT_OK if ok else EXIT_FAILED)
 
 
+def _resolved(rows: list[dict[str, Any]], corpus: str | None) -> tuple[Any, dict[str, Any] | None]:
+    """The labels grouped for a run over ``corpus``: its span labels resolved to its chunks."""
+    from goldkeeper.core.scoring import build_qrels
+
+    if corpus is None or not any(row.get("span") is not None for row in rows):
+        return build_qrels(rows), None
+    from goldkeeper.io.snapshots import resolve_spans_at
+
+    resolution = resolve_spans_at(corpus, rows)
+    return build_qrels(resolution.rows), resolution.summary()
+
+
 @app.command()
 def compare(
     judgments: Annotated[str, typer.Option("--judgments", "-j", help="Judgments JSONL, TREC qrels or BEIR TSV.")],
@@ -616,10 +631,10 @@ def compare(
     resamples: Annotated[int, typer.Option("--resamples", min=1, max=MAX_RESAMPLES, help="Monte Carlo sign flips beyond 20 differing pairs.")] = 10_000,
     seed: Annotated[int, typer.Option("--seed", min=0, max=MAX_SEED, help="Seed of the Monte Carlo sign flips.")] = 0,
     output: Annotated[ReportFormat, typer.Option("--format", help="text, json or markdown.")] = ReportFormat.text,
+    corpus: Annotated[list[str], typer.Option("--corpus", help="The snapshot each run was made over, in the runs' order (one for all, or one per run): span labels resolve to each run's own chunks, so runs over different chunkings compare on one gold set.")] = [],  # noqa: B006
 ) -> None:
     """Paired comparison of runs against the first: better, worse, no difference, or unresolvable."""
     from goldkeeper.core.comparison import compare_scores
-    from goldkeeper.core.scoring import build_qrels
     from goldkeeper.core.scoring import score as score_run
     from goldkeeper.io.loading import load_label_rows, load_run
 
@@ -637,15 +652,30 @@ def compare(
         if parsed.k not in ks:
             ks.append(parsed.k)
     ks = ks or [10]
+    if len(corpus) not in (0, 1, len(run)):
+        raise UsageError(f"--corpus: one snapshot for all runs or one per run ({len(run)}), got {len(corpus)}")
     rows, _ = load_label_rows(judgments)
-    qrels = build_qrels(rows)
+    snapshots = corpus * len(run) if len(corpus) == 1 else corpus or [None] * len(run)
+    if not corpus:
+        from goldkeeper.io.loading import unanchored
+
+        unanchored(rows, source_name(judgments))
+    resolved: dict[str | None, Any] = {}
     named = []
     runs_info = []
-    for url in run:
+    for url, snapshot in zip(run, snapshots):
+        if snapshot not in resolved:
+            resolved[snapshot] = _resolved(rows, snapshot)
+        qrels, spans = resolved[snapshot]
         entries, hashed = load_run(url)
         result = score_run(qrels, entries, k=ks, threshold=threshold)
         named.append((url, result))
-        runs_info.append({"url": url, "sha256": hashed.hexdigest(), "missing_queries": result.missing_queries})
+        info = {"url": url, "sha256": hashed.hexdigest(), "missing_queries": result.missing_queries}
+        if snapshot is not None:
+            info["corpus"] = {"url": snapshot}
+        if spans is not None:
+            info["spans"] = spans
+        runs_info.append(info)
     try:
         payload = compare_scores(named, metrics=chosen or None, alpha=alpha, resamples=resamples, seed=seed)
     except ValueError as error:

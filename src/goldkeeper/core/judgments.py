@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from goldkeeper.core.jsonl import decode_jsonl, keys_in_text, keys_in_value, nests_deeply, split_lines
 from goldkeeper.errors import InputError, describe_value
-from goldkeeper.models.records import JUDGMENT_ROW, MAX_RELEVANCE
+from goldkeeper.models.records import JUDGMENT_ROW, MAX_RELEVANCE, SPAN
 
 if TYPE_CHECKING:
     from goldkeeper.models.judgment import Judgment
@@ -35,6 +35,7 @@ __all__ = [
     "BlockDecoder",
     "check_nfc",
     "check_row",
+    "check_span",
     "dump_judgments",
     "iter_judgment_blocks",
     "iter_judgment_rows",
@@ -84,8 +85,45 @@ def check_row(row: Any, source: str, number: int) -> dict[str, Any]:
                 field=name,
                 found=describe_value(value),
             )
+    if "span" in row:
+        check_span(row["span"], source, number)
     check_nfc(row, source, number)
     return row
+
+
+_SPAN_KEYS = {name for name, _, _ in SPAN}
+
+
+def check_span(span: Any, source: str, number: int) -> None:
+    """Refuse a ``span`` that is not a passage (spec/spans.md): an object of SPAN's fields,
+    offsets integers from 0 with ``end`` after ``start``, ``exact`` the ``end - start``
+    characters between them."""
+    if type(span) is not dict:
+        raise InputError(source, "must be an object {start, end, exact[, prefix, suffix]}", line=number,
+                         field="span", found=describe_value(span))
+    for name in span:
+        if name not in _SPAN_KEYS:
+            raise InputError(source, "is not a field of a span (start, end, exact, prefix, suffix, proposed_by)",
+                             line=number, field=f"span.{name}", found=describe_value(span[name]))
+    for name, required, offset in SPAN:
+        value = span.get(name, _MISSING)
+        if value is _MISSING:
+            if required:
+                raise InputError(source, "required", line=number, field=f"span.{name}", found="nothing")
+            continue
+        if offset and (type(value) is not int or value < 0):
+            raise InputError(source, "must be an integer offset from 0 (characters of the document)", line=number,
+                             field=f"span.{name}", found=describe_value(value))
+        if not offset and (type(value) is not str or (required and not value)):
+            raise InputError(source, "must be a non-empty string" if required else "must be a string",
+                             line=number, field=f"span.{name}", found=describe_value(value))
+    if span["end"] <= span["start"]:
+        raise InputError(source, "must be after span.start", line=number, field="span.end",
+                         found=f"{span['end']} (start {span['start']})")
+    if len(span["exact"]) != span["end"] - span["start"]:
+        raise InputError(source, "must be the span's end - start characters (offsets count code points of the "
+                         "document's text, not bytes)", line=number, field="span.exact",
+                         found=f"{len(span['exact'])} characters for offsets {span['start']}..{span['end']}")
 
 
 def check_nfc(row: Any, source: str, number: int) -> None:

@@ -31,7 +31,7 @@ NonEmpty = Annotated[str, msgspec.Meta(min_length=1)]
 Row = TypedDict("Row", {  # type: ignore[misc]
     spec.name: {"id": NonEmpty, "text": NotRequired[str],
                 "grade": Annotated[int, msgspec.Meta(ge=0, le=MAX_RELEVANCE)]}[spec.kind]
-    for spec in JUDGMENT_ROW
+    for spec in JUDGMENT_ROW if spec.kind != "span"
 })
 
 _ROWS = msgspec.json.Decoder(Row)
@@ -45,6 +45,8 @@ def judgment_rows(body: bytes, keep_extras: bool = False) -> list[dict[str, Any]
     checked by msgspec as ``Row``s, which drops keys of a line's own; with ``keep_extras``
     they are decoded as plain objects, extras kept, and each checked as core's line reader
     checks it (``check_row``)."""
+    if b'"span"' in body:  # a span is checked as core's line reader checks it
+        return None
     try:
         if not keep_extras:
             return _ROWS.decode_lines(body)  # type: ignore[return-value]

@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from goldkeeper.core import qrels as qrels_format
-from goldkeeper.core.grouped import Qrels, RunHeads, pack_run
+from goldkeeper.core.grouped import Qrels, RunHeads, build_qrels, pack_run
 from goldkeeper.core.jsonl import keys_in_text, nests_deeply
 from goldkeeper.core.runs import iter_run
 from goldkeeper.core.scoring import QueryValues, RunScorer
@@ -301,29 +301,51 @@ class ScoringInputs(NamedTuple):
     """What ``on_rows`` gave for every label row, when given; else None."""
     run: QueryValues
     run_sha: str
+    spans: dict[str, Any] | None = None
+    """How the span labels resolved against the snapshot (``Resolution.summary``), when any."""
 
 
 def read_scoring_inputs(judgments: str, fmt: str | None, run: str, run_fmt: str | None, ks: list[int],
-                        threshold: int, *, on_rows: Callable[[list[dict[str, Any]]], Any] | None = None
-                        ) -> ScoringInputs:
+                        threshold: int, *, on_rows: Callable[[list[dict[str, Any]]], Any] | None = None,
+                        resolve: Callable[[list[dict[str, Any]]], Any] | None = None) -> ScoringInputs:
     """Read, check and group the judgments, then read the run and score it at ``ks`` a block
     at a time, each block's keys let go once scored.
 
-    ``on_rows`` (drift counts, for ``--corpus``) gets every label row; without it no row is
-    kept."""
+    ``on_rows`` (drift counts, for ``--corpus``) gets every label row; without it, and without
+    span labels, no row is kept. ``resolve`` (``io.snapshots.resolve_spans_at`` of the run's
+    snapshot) resolves span labels to the chunks the run is scored on (``core.spans``);
+    without it, a span label scores as its chunk label, and one without a chunk_id is refused."""
     blocks, hashed = read_labels(judgments, fmt)
     qrels, kept = Qrels(), []
     validator = Validator(qrels)
+    spanned = False
     for block in blocks:
         validator.add_many(block)
-        if on_rows is not None:
+        has_spans = any("span" in row for row in block)
+        spanned = spanned or has_spans
+        if on_rows is not None or (resolve is not None and spanned):
             kept.extend(block)
+        if has_spans and resolve is None:
+            unanchored(block, source_name(judgments))
     found = on_rows(kept) if on_rows is not None else None
+    resolved = None
+    if spanned and resolve is not None:
+        resolution = resolve(kept)
+        qrels, resolved = build_qrels(resolution.rows), resolution.summary()
     heads, run_hashed = read_run_heads(run, run_fmt, max(ks))
     scorer = RunScorer(qrels, ks, threshold)
     for block in heads:
         scorer.add(block)
-    return ScoringInputs(validator.result(), qrels, hashed.hexdigest(), found, scorer.result(), run_hashed.hexdigest())
+    return ScoringInputs(validator.result(), qrels, hashed.hexdigest(), found, scorer.result(), run_hashed.hexdigest(),
+                         resolved)
+
+
+def unanchored(rows: Iterable[dict[str, Any]], source: str) -> None:
+    """Refuse a span label with no chunk to score when no snapshot resolves it."""
+    for row in rows:
+        if row.get("span") is not None and row.get("chunk_id") is None:
+            raise UsageError(f"{source}: query {row['query_id']}: a span label without a chunk_id is scored on the "
+                             "chunks that hold its span (hint: give the snapshot the run was made over, --corpus)")
 
 
 def load_baseline(url: str) -> Report:

@@ -328,6 +328,18 @@ def open_corpus(url: str, *, stream: bool = False) -> Corpus | ShardedCorpus | S
     return corpus
 
 
+def resolve_spans_at(corpus_url: str, rows: Iterable[Mapping[str, Any]]) -> Any:
+    """``core.spans.resolve_labels`` of ``rows`` against the snapshot at ``corpus_url``: only
+    the chunks of the documents the span labels name are kept, so a streamed snapshot is read
+    once, holding those documents' texts."""
+    from goldkeeper.core.spans import document_texts, resolve_labels
+
+    rows = list(rows)
+    wanted = {row["doc_uri"] for row in rows if row.get("span") is not None}
+    corpus = open_corpus(corpus_url, stream=True)
+    return resolve_labels(rows, document_texts(corpus, wanted))
+
+
 def write_sharded_snapshot(
     directory: str,
     rows: Iterable[Mapping[str, Any]],

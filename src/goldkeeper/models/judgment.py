@@ -12,7 +12,23 @@ from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from goldkeeper.models.records import JUDGMENT_FIELDS, JUDGMENT_ROW, MAX_RELEVANCE, FieldSpec, canonical_judgment
 
-__all__ = ["JUDGMENT_FIELDS", "Judgment"]
+__all__ = ["JUDGMENT_FIELDS", "Judgment", "Span"]
+
+
+class Span(BaseModel):
+    """The passage that makes a label true (spec/spans.md): W3C Web Annotation's
+    TextPositionSelector (``start``, ``end``: characters of the document text) and
+    TextQuoteSelector (``exact``, ``prefix``, ``suffix``)."""
+
+    model_config = ConfigDict(extra="forbid", title="goldkeeper span")
+
+    start: int = Field(ge=0, description="First character of the passage in the document's text (code points).")
+    end: int = Field(gt=0, description="One past its last character; exact is end - start characters.")
+    exact: str = Field(min_length=1, description="The passage's text.")
+    prefix: str | None = Field(None, description="Text just before it (goldkeeper keeps 32 characters).")
+    suffix: str | None = Field(None, description="Text just after it.")
+    proposed_by: str | None = Field(
+        None, description="Who proposed the span when nobody confirmed it (synthetic:<model>, the judge).")
 
 
 class _JudgmentBase(BaseModel):
@@ -32,7 +48,10 @@ class _JudgmentBase(BaseModel):
 
     def canonical_dict(self) -> dict[str, Any]:
         """Known fields in schema order (unset ones omitted), then unknown ones in order."""
-        return canonical_judgment(self.__dict__, self.__pydantic_extra__)
+        values = self.__dict__
+        if isinstance(values.get("span"), BaseModel):  # validated, not constructed from a checked row
+            values = {**values, "span": values["span"].model_dump(exclude_none=True)}
+        return canonical_judgment(values, self.__pydantic_extra__)
 
 
 def _field(spec: FieldSpec) -> tuple[Any, Any]:
@@ -41,6 +60,8 @@ def _field(spec: FieldSpec) -> tuple[Any, Any]:
         return str, Field(min_length=1, **described)
     if spec.kind == "grade":
         return int, Field(ge=0, lt=MAX_RELEVANCE + 1, **described)
+    if spec.kind == "span":
+        return Span | None, Field(None, **described)
     return str | None, Field(None, **described)
 
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 __all__ = ["CHUNK", "CORPUS_FINGERPRINTS", "JUDGMENT_FIELDS", "JUDGMENT_ROW", "LIVE_CHUNK", "MAX_RELEVANCE",
-           "QUEUE_ANSWER", "FieldSpec", "canonical_judgment"]
+           "QUEUE_ANSWER", "SPAN", "FieldSpec", "canonical_judgment"]
 
 #: Relevance grades are small integers; 1024 and above is a unit mistake, not a grade.
 MAX_RELEVANCE = 1023
@@ -29,13 +29,13 @@ class FieldSpec:
     an optional integer of at least 0; ``hash``, an optional string that the fast readers
     take only non-empty (an empty one stores nothing); ``labeler``, a required ``human:<name>``
     or ``synthetic:<model>``;
-    ``time``, a required ISO 8601 date-time. ``nfc``: an identifier compared by code point
+    ``time``, a required ISO 8601 date-time; ``span``, an optional span object (``SPAN``). ``nfc``: an identifier compared by code point
     against runs and corpora, which must be in NFC. ``live``: kept on the chunks drift reads
     (``LIVE_CHUNK``). ``must``: what a refusal says the value must be, where the kind's own
     words say too little."""
 
     name: str
-    kind: Literal["id", "text", "grade", "count", "hash", "labeler", "time"]
+    kind: Literal["id", "text", "grade", "count", "hash", "labeler", "time", "span"]
     description: str | None = None
     nfc: bool = False
     live: bool = True
@@ -47,15 +47,24 @@ JUDGMENT_ROW: tuple[FieldSpec, ...] = (
     FieldSpec("query_id", "id", "Stable id for the query.", nfc=True),
     FieldSpec("query", "text", "Query text; on at least one row per query."),
     FieldSpec("doc_uri", "id", "Canonical source document uri.", nfc=True),
+    FieldSpec("doc_revision", "text", "The document's revision that span offsets count characters of."),
     FieldSpec("chunk_id", "text", "Content-addressed chunk id (c1:...); absent for document-level labels."),
     FieldSpec("text_sha", "text", "t1: hash of the normalized labeled text."),
     FieldSpec("chunk_text", "text", "The labeled text; enables SPLIT detection."),
+    FieldSpec("span", "span", "The passage that answers: offsets into the document and its quote (spec/spans.md)."),
     FieldSpec("relevance", "grade", "Graded relevance, 0 = not relevant."),
     FieldSpec("corpus_fingerprint", "text", "State of corpus+chunker this label was made against."),
     FieldSpec("labeled_by", "text", "Provenance: 'human:<name>' or 'synthetic:<model>'."),
     FieldSpec("labeled_at", "text", "ISO 8601 date-time of the label."),
     FieldSpec("stratum", "text", "Query category, for per-stratum reporting.", nfc=True),
     FieldSpec("notes", "text"),
+)
+
+#: A span's fields (spec/spans.md), W3C Web Annotation's TextPositionSelector (start, end)
+#: and TextQuoteSelector (exact, prefix, suffix): (name, required, is an offset).
+SPAN: tuple[tuple[str, bool, bool], ...] = (
+    ("start", True, True), ("end", True, True), ("exact", True, False), ("prefix", False, False),
+    ("suffix", False, False), ("proposed_by", False, False),
 )
 
 JUDGMENT_FIELDS: tuple[str, ...] = tuple(spec.name for spec in JUDGMENT_ROW)

@@ -1,0 +1,356 @@
+"""Span labels: relevance anchored to the passage that answers, resolved under any chunking.
+
+A chunk label says "this chunk answers the query"; a re-chunk moves the chunk and the label
+must be re-found, split or queued. A span label (spec/spans.md) says "this passage of the
+document answers it", as a W3C Web Annotation does: character offsets into the document
+(``TextPositionSelector``) beside the quoted text and some context (``TextQuoteSelector``).
+Any chunking of the document is then scored from one gold set: the label resolves to the
+live chunks that hold the passage, by one rule (``RULE``), with the chunks' offsets
+(``start_index``) as the only geometry. After an edit the passage is found again by its quote
+and context, fuzzily within a stated bound (``MAX_EDIT_SHARE``) with Google's
+diff-match-patch (the Bitap matcher and Myers' diff that Hypothesis' annotator uses for the
+same job); only a passage that is gone, or found at several places alike, needs a person.
+
+Pure: values in, values out. diff-match-patch is pure Python, deterministic with its diff
+timeout off (it then reads no clock), and the only library here beside the standard one.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["CONTEXT", "DEFAULT_SHARE", "GAP", "MAX_EDIT_SHARE", "RULE", "DocumentText", "Located", "Resolution", "Span",
+           "derive_spans", "document_texts", "locate", "relevant_chunks", "resolve_labels", "resolve_span", "span_for_chunk",
+           "span_of"]
+
+#: A chunk that holds at least this share of a span's characters is relevant (``RULE``).
+DEFAULT_SHARE = 0.5
+#: A quote is found again after an edit when its new text is at most this share of its
+#: characters away from it (Levenshtein distance over the quote's length).
+MAX_EDIT_SHARE = 0.1
+#: Characters of context kept on each side of a span that goldkeeper derives.
+CONTEXT = 32
+
+RULE = ("a chunk is relevant to a span label when it holds at least half of the span's characters "
+        "(the whole span included) or lies wholly inside the span; it takes the label's grade")
+
+#: Stands for a character no chunk holds (the whitespace a splitter drops between chunks).
+GAP = "\x00"
+
+_BITS = 32  # diff-match-patch's Bitap matches patterns of at most this many characters
+
+
+@dataclass(frozen=True)
+class Span:
+    """A passage of a document: ``[start, end)`` in characters (code points) of the document
+    text the chunker read, with the quoted text and what precedes and follows it."""
+
+    start: int
+    end: int
+    exact: str
+    prefix: str = ""
+    suffix: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"start": self.start, "end": self.end, "exact": self.exact}
+        if self.prefix:
+            out["prefix"] = self.prefix
+        if self.suffix:
+            out["suffix"] = self.suffix
+        return out
+
+
+def span_of(value: Mapping[str, Any]) -> Span:
+    """A label's ``span`` object (checked by ``core.judgments.check_span``) as a ``Span``."""
+    return Span(value["start"], value["end"], value["exact"], value.get("prefix") or "", value.get("suffix") or "")
+
+
+@dataclass(frozen=True)
+class Located:
+    """Where a span was found in a document: its new offsets, how (``offsets``: where it was;
+    ``quote``: its quote elsewhere; ``fuzzy``: text within the edit bound), the edit distance
+    of the text there from the quote, and the text found."""
+
+    start: int
+    end: int
+    how: str
+    distance: int = 0
+    text: str = ""
+
+
+class DocumentText:
+    """A document's text as its chunks hold it: each chunk's text at its ``start_index``,
+    characters no chunk holds as ``GAP``. Chunks are ``(chunk_id, start, text)``."""
+
+    def __init__(self, chunks: Iterable[tuple[str, int, str]]) -> None:
+        ordered = sorted(chunks, key=lambda c: (c[1], -len(c[2]), c[0]))
+        parts: list[str] = []
+        end = 0
+        for _, start, text in ordered:
+            if start > end:
+                parts.append(GAP * (start - end))
+                end = start
+            stop = start + len(text)
+            if stop > end:
+                parts.append(text[end - start:])
+                end = stop
+        self.text = "".join(parts)
+        self.extents = [(chunk_id, start, start + len(text)) for chunk_id, start, text in ordered]
+
+    def holds(self, start: int, end: int, exact: str) -> bool:
+        """Whether ``exact`` is the text at ``[start, end)``, characters no chunk holds aside,
+        and some chunk holds part of it."""
+        if end > len(self.text) or end - start != len(exact):
+            return False
+        there = self.text[start:end]
+        if there == exact:
+            return True
+        return GAP in there and there.count(GAP) < len(there) and all(
+            a == b or a == GAP for a, b in zip(there, exact))
+
+
+def _context_score(text: str, start: int, end: int, span: Span) -> int:
+    """How many characters of the span's prefix (read backwards) and suffix agree around
+    ``[start, end)``, characters no chunk holds counting as agreeing."""
+    score = 0
+    for a, b in zip(reversed(text[max(0, start - len(span.prefix)):start]), reversed(span.prefix)):
+        if a != b and a != GAP:
+            break
+        score += 1
+    for a, b in zip(text[end:end + len(span.suffix)], span.suffix):
+        if a != b and a != GAP:
+            break
+        score += 1
+    return score
+
+
+def _occurrences(text: str, exact: str) -> list[int]:
+    """Every start of ``exact`` in ``text``, a character no chunk holds matching any."""
+    found = []
+    at = text.find(exact)
+    while at >= 0:
+        found.append(at)
+        at = text.find(exact, at + 1)
+    if found or GAP not in text:
+        return found
+    pattern = re.compile("".join(f"[{re.escape(c)}{GAP}]" for c in exact))
+    spans = []
+    at = 0
+    while (hit := pattern.search(text, at)) is not None:
+        if hit.group().count(GAP) < len(exact):
+            spans.append(hit.start())
+        at = hit.start() + 1
+    return spans
+
+
+def _matcher() -> Any:
+    from diff_match_patch import diff_match_patch
+
+    dmp = diff_match_patch()
+    dmp.Diff_Timeout = 0  # no deadline: the same answer on every machine, and no clock read
+    return dmp
+
+
+def _fuzzy(document: DocumentText, span: Span, max_edit_share: float) -> Located | None:
+    """The span's quote within the edit bound: its first and last 32 characters found by
+    Bitap near where they were, the text between them measured against the quote."""
+    text = document.text
+    exact = span.exact
+    dmp = _matcher()
+    dmp.Match_Threshold = 0.3
+    dmp.Match_Distance = max(1000, len(text))
+    head = exact[:_BITS]
+    start = dmp.match_main(text, head, min(span.start, max(0, len(text) - 1)))
+    if start < 0:
+        return None
+    tail = exact[-_BITS:]
+    end = start + len(exact)
+    if len(exact) > _BITS:
+        found = dmp.match_main(text, tail, min(max(start, span.end - len(tail)), max(0, len(text) - 1)))
+        if found < start:
+            return None
+        end = found + len(tail)
+    end = min(end, len(text))
+    there = text[start:end]
+    distance = dmp.diff_levenshtein(dmp.diff_main(exact, there, False))
+    if distance > max_edit_share * len(exact) or there.count(GAP) == len(there):
+        return None
+    return Located(start, end, "fuzzy", distance, there)
+
+
+def locate(document: DocumentText, span: Span, *, max_edit_share: float = MAX_EDIT_SHARE) -> Located | str:
+    """Where ``span`` is in ``document``, or why it is not found: ``"gone"`` (no text within the
+    bound) or ``"ambiguous"`` (the quote at several places that its context does not tell
+    apart). In order: at its own offsets with its context; its quote once, or at the one place
+    whose context agrees best; its quote within ``max_edit_share`` edits."""
+    text = document.text
+    best = len(span.prefix) + len(span.suffix)
+    if document.holds(span.start, span.end, span.exact) and _context_score(text, span.start, span.end, span) == best:
+        return Located(span.start, span.end, "offsets", 0, span.exact)
+    places = _occurrences(text, span.exact)
+    if len(places) == 1:
+        return Located(places[0], places[0] + len(span.exact), "quote", 0, span.exact)
+    if places:
+        scored = sorted(((_context_score(text, at, at + len(span.exact), span), at) for at in places), reverse=True)
+        if scored[0][0] == scored[1][0]:
+            return "ambiguous"
+        at = scored[0][1]
+        return Located(at, at + len(span.exact), "quote", 0, span.exact)
+    found = _fuzzy(document, span, max_edit_share)
+    return found if found is not None else "gone"
+
+
+def relevant_chunks(start: int, end: int, extents: Sequence[tuple[str, int, int]],
+                    share: float = DEFAULT_SHARE) -> list[tuple[str, int]]:
+    """The chunks relevant to ``[start, end)`` by ``RULE``, each with the characters of the
+    span it holds, in document order: ``extents`` are ``(chunk_id, start, end)``."""
+    out = []
+    length = end - start
+    for chunk_id, chunk_start, chunk_end in extents:
+        held = min(end, chunk_end) - max(start, chunk_start)
+        if held > 0 and (held >= share * length or (chunk_start >= start and chunk_end <= end)):
+            out.append((chunk_id, held))
+    return out
+
+
+def span_for_chunk(document: str, start: int, end: int, context: int = CONTEXT) -> Span:
+    """The span of ``document[start:end]`` with ``context`` characters of prefix and suffix."""
+    return Span(start, end, document[start:end], document[max(0, start - context):start], document[end:end + context])
+
+
+@dataclass
+class Resolution:
+    """What resolving a label set's span labels against a snapshot found: the rows to score
+    (each span label as one row per relevant chunk; other labels as they were), and per span
+    label (in order) what happened to it."""
+
+    rows: list[dict[str, Any]]
+    outcomes: list[dict[str, Any]]
+
+    def summary(self) -> dict[str, Any]:
+        """What a report says of it: counts by outcome, the chunks resolved to, the rule."""
+        counts: dict[str, Any] = {"labels": len(self.outcomes), "resolved": 0, "found_again": 0, "fuzzy": 0,
+                                  "gone": 0, "ambiguous": 0, "no_offsets": 0, "no_chunk": 0, "chunks": 0}
+        for outcome in self.outcomes:
+            status = outcome["status"]
+            counts[status] += 1
+            if status == "resolved":
+                counts["chunks"] += len(outcome["chunks"])
+                counts["found_again"] += outcome["how"] != "offsets"
+                counts["fuzzy"] += outcome["how"] == "fuzzy"
+        counts["rule"] = RULE
+        return counts
+
+
+def document_texts(chunks: Iterable[Any], wanted: set[str]) -> dict[str, DocumentText | None]:
+    """The wanted documents' texts from a snapshot's live chunks (objects with chunk_id,
+    doc_uri, text and start_index): None for a document whose chunks lack offsets."""
+    by_doc: dict[str, list[tuple[str, int, str]] | None] = {}
+    for chunk in chunks:
+        uri = chunk.doc_uri
+        if uri not in wanted:
+            continue
+        held = by_doc.setdefault(uri, [])
+        if held is None:
+            continue
+        if chunk.start_index is None or chunk.text is None:
+            by_doc[uri] = None
+            continue
+        held.append((chunk.chunk_id, chunk.start_index, chunk.text))
+    return {uri: None if held is None else DocumentText(held) for uri, held in by_doc.items()}
+
+
+def resolve_span(row: Mapping[str, Any], document: DocumentText | None, share: float = DEFAULT_SHARE,
+                 max_edit_share: float = MAX_EDIT_SHARE) -> dict[str, Any]:
+    """One span label against its document: its outcome, with ``chunks`` (id, characters
+    held) when it resolves and ``located`` (the new ``Span``) when it was found."""
+    span = span_of(row["span"])
+    if document is None:
+        return {"status": "no_offsets"}
+    where = locate(document, span, max_edit_share=max_edit_share)
+    if isinstance(where, str):
+        return {"status": where}
+    chunks = relevant_chunks(where.start, where.end, document.extents, share)
+    moved = Span(where.start, where.end, where.text if GAP not in where.text else _filled(where.text, span.exact),
+                 _before(document.text, where.start, len(span.prefix)), _after(document.text, where.end, len(span.suffix)))
+    if not chunks:
+        return {"status": "no_chunk", "how": where.how, "located": moved, "distance": where.distance}
+    return {"status": "resolved", "how": where.how, "located": moved, "distance": where.distance, "chunks": chunks}
+
+
+def _filled(there: str, exact: str) -> str:
+    """Text found with characters no chunk holds: those taken from the quote where they line
+    up (a found span keeps a quote without gap marks)."""
+    if len(there) == len(exact):
+        return "".join(b if a == GAP else a for a, b in zip(there, exact))
+    return there.replace(GAP, " ")
+
+
+def _before(text: str, start: int, size: int) -> str:
+    """Up to ``size`` characters before ``start``, back to the nearest character no chunk holds."""
+    piece = text[max(0, start - size):start]
+    return piece[piece.rfind(GAP) + 1:]
+
+
+def _after(text: str, end: int, size: int) -> str:
+    """Up to ``size`` characters from ``end``, up to the nearest character no chunk holds."""
+    piece = text[end:end + size]
+    cut = piece.find(GAP)
+    return piece if cut < 0 else piece[:cut]
+
+
+def derive_spans(rows: Iterable[Mapping[str, Any]], chunks: Mapping[str, Any],
+                 documents: Mapping[str, DocumentText | None], context: int = CONTEXT
+                 ) -> tuple[list[dict[str, Any]], int]:
+    """Chunk labels with the span of the chunk they judged (``convert --corpus``): for each
+    label without a span whose ``chunk_id`` is among ``chunks`` (live chunks by id, with
+    offsets), the chunk's text at its offsets and ``context`` characters each side. The rest
+    stay as they are. Returns the rows and how many gained a span."""
+    out, derived = [], 0
+    for row in rows:
+        row = dict(row)
+        chunk = chunks.get(row.get("chunk_id") or "")
+        document = documents.get(row["doc_uri"]) if chunk is not None else None
+        if row.get("span") is None and document is not None and chunk.start_index is not None and chunk.text:
+            start, end = chunk.start_index, chunk.start_index + len(chunk.text)
+            span = Span(start, end, chunk.text, _before(document.text, start, context),
+                        _after(document.text, end, context))
+            row["span"] = span.to_dict()
+            derived += 1
+        out.append(row)
+    return out, derived
+
+
+def resolve_labels(rows: Iterable[Mapping[str, Any]], documents: Mapping[str, DocumentText | None],
+                   share: float = DEFAULT_SHARE, max_edit_share: float = MAX_EDIT_SHARE) -> Resolution:
+    """Every label to score against a snapshot's chunks: a span label as one row per chunk
+    relevant to it (its grade; a chunk that two labels of a query make relevant takes the
+    higher grade), other labels as they are. A span label that does not resolve (its
+    document has no offsets, its passage is gone or ambiguous) stays as it is, scored as its
+    chunk label (``chunk_id``) as before spans; ``outcomes`` says which."""
+    out: list[dict[str, Any]] = []
+    outcomes: list[dict[str, Any]] = []
+    placed: dict[tuple[str, str], int] = {}
+    for row in rows:
+        if row.get("span") is None:
+            out.append(dict(row))
+            continue
+        outcome = resolve_span(row, documents.get(row["doc_uri"]), share, max_edit_share)
+        outcomes.append({"query_id": row["query_id"], "doc_uri": row["doc_uri"], **outcome})
+        if outcome["status"] != "resolved":
+            out.append(dict(row))
+            continue
+        for chunk_id, _ in outcome["chunks"]:
+            key = (row["query_id"], chunk_id)
+            if key in placed:
+                held = out[placed[key]]
+                held["relevance"] = max(held["relevance"], row["relevance"])
+                continue
+            placed[key] = len(out)
+            resolved = {name: value for name, value in row.items() if name not in ("chunk_text", "text_sha")}
+            resolved["chunk_id"] = chunk_id
+            out.append(resolved)
+    return Resolution(out, outcomes)
