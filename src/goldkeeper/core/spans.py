@@ -100,16 +100,26 @@ class DocumentText:
         self.text = "".join(parts)
         self.extents = [(chunk_id, start, start + len(text)) for chunk_id, start, text in ordered]
 
+    def padded(self, length: int) -> str:
+        """The text at least ``length`` characters long: what follows the last chunk (the
+        whitespace a splitter drops at the end) is unknown, as a gap is."""
+        return self.text + GAP * (length - len(self.text)) if length > len(self.text) else self.text
+
     def holds(self, start: int, end: int, exact: str) -> bool:
         """Whether ``exact`` is the text at ``[start, end)``, characters no chunk holds aside,
         and some chunk holds part of it."""
-        if end > len(self.text) or end - start != len(exact):
+        if end - start != len(exact):
             return False
-        there = self.text[start:end]
+        there = self.padded(end)[start:end]
         if there == exact:
             return True
-        return GAP in there and there.count(GAP) < len(there) and all(
-            a == b or a == GAP for a, b in zip(there, exact))
+        return GAP in there and there.count(GAP) < len(there) and all(map(_agrees, there, exact))
+
+
+def _agrees(found: str, wanted: str) -> bool:
+    """A character of the document agrees with one of a quote: the same, or one no chunk
+    holds where the quote has whitespace (what splitters drop between chunks)."""
+    return found == wanted or (found == GAP and wanted.isspace())
 
 
 def _context_score(text: str, start: int, end: int, span: Span) -> int:
@@ -117,18 +127,18 @@ def _context_score(text: str, start: int, end: int, span: Span) -> int:
     ``[start, end)``, characters no chunk holds counting as agreeing."""
     score = 0
     for a, b in zip(reversed(text[max(0, start - len(span.prefix)):start]), reversed(span.prefix)):
-        if a != b and a != GAP:
+        if not _agrees(a, b):
             break
         score += 1
     for a, b in zip(text[end:end + len(span.suffix)], span.suffix):
-        if a != b and a != GAP:
+        if not _agrees(a, b):
             break
         score += 1
     return score
 
 
 def _occurrences(text: str, exact: str) -> list[int]:
-    """Every start of ``exact`` in ``text``, a character no chunk holds matching any."""
+    """Every start of ``exact`` in ``text``, a character no chunk holds matching whitespace."""
     found = []
     at = text.find(exact)
     while at >= 0:
@@ -136,7 +146,9 @@ def _occurrences(text: str, exact: str) -> list[int]:
         at = text.find(exact, at + 1)
     if found or GAP not in text:
         return found
-    pattern = re.compile("".join(f"[{re.escape(c)}{GAP}]" for c in exact))
+    if not any(c.isspace() for c in exact):
+        return found
+    pattern = re.compile("".join(f"[{re.escape(c)}{GAP}]" if c.isspace() else re.escape(c) for c in exact))
     spans = []
     at = 0
     while (hit := pattern.search(text, at)) is not None:
@@ -154,31 +166,41 @@ def _matcher() -> Any:
     return dmp
 
 
+#: Whitespace and characters no chunk holds read as one space when a quote is matched
+#: fuzzily: what a splitter drops between chunks is whitespace, one character for one.
+_BLANK = str.maketrans(dict.fromkeys([GAP, *"\t\n\x0b\x0c\r \x85\xa0\u2028\u2029"], " "))
+
+
 def _fuzzy(document: DocumentText, span: Span, max_edit_share: float) -> Located | None:
     """The span's quote within the edit bound: its first and last 32 characters found by
-    Bitap near where they were, the text between them measured against the quote."""
-    text = document.text
-    exact = span.exact
+    Bitap near where they were, the text between them measured against the quote (Levenshtein
+    distance), whitespace and characters no chunk holds reading alike."""
+    original = document.padded(len(document.text) + len(span.exact))
+    text = original.translate(_BLANK)
+    exact = span.exact.translate(_BLANK)
     dmp = _matcher()
     dmp.Match_Threshold = 0.3
-    dmp.Match_Distance = max(1000, len(text))
+    dmp.Match_Distance = 1000  # a character of error weighs as much as 1000/32 characters of distance
     head = exact[:_BITS]
     start = dmp.match_main(text, head, min(span.start, max(0, len(text) - 1)))
     if start < 0:
         return None
-    tail = exact[-_BITS:]
-    end = start + len(exact)
-    if len(exact) > _BITS:
-        found = dmp.match_main(text, tail, min(max(start, span.end - len(tail)), max(0, len(text) - 1)))
-        if found < start:
-            return None
-        end = found + len(tail)
-    end = min(end, len(text))
+    # Its end, then its start again: the boundaries within the bound that leave the fewest
+    # edits (a diff alone may align a repeated run of characters anywhere along it).
+    bound = int(max_edit_share * len(exact))
+
+    def edits(a: int, b: int) -> tuple[int, int]:
+        return dmp.diff_levenshtein(dmp.diff_main(exact, text[a:b], False)), abs(b - a - len(exact))
+
+    end = min(range(max(start + 1, start + len(exact) - bound), min(len(text), start + len(exact) + bound) + 1),
+              key=lambda b: edits(start, b), default=start + 1)
+    start = min(range(max(0, end - len(exact) - bound), min(end - 1, end - len(exact) + bound) + 1),
+                key=lambda a: edits(a, end), default=start)
     there = text[start:end]
-    distance = dmp.diff_levenshtein(dmp.diff_main(exact, there, False))
-    if distance > max_edit_share * len(exact) or there.count(GAP) == len(there):
+    distance = edits(start, end)[0]
+    if distance > max_edit_share * len(exact) or not there.strip():
         return None
-    return Located(start, end, "fuzzy", distance, there)
+    return Located(start, end, "fuzzy", distance, original[start:end])
 
 
 def locate(document: DocumentText, span: Span, *, max_edit_share: float = MAX_EDIT_SHARE) -> Located | str:
@@ -186,7 +208,7 @@ def locate(document: DocumentText, span: Span, *, max_edit_share: float = MAX_ED
     bound) or ``"ambiguous"`` (the quote at several places that its context does not tell
     apart). In order: at its own offsets with its context; its quote once, or at the one place
     whose context agrees best; its quote within ``max_edit_share`` edits."""
-    text = document.text
+    text = document.padded(max(span.end, len(document.text)) + len(span.exact) + len(span.suffix))
     best = len(span.prefix) + len(span.suffix)
     if document.holds(span.start, span.end, span.exact) and _context_score(text, span.start, span.end, span) == best:
         return Located(span.start, span.end, "offsets", 0, span.exact)
