@@ -65,7 +65,12 @@ def test_judgment_schema_accepts_what_the_reference_schema_accepts():
     ours = export_schemas()["judgment.schema.json"]
     theirs = json.loads((REFERENCE / "judgments.schema.json").read_text(encoding="utf-8"))
     assert ours["required"] == theirs["required"]
-    assert set(theirs["properties"]) == set(ours["properties"])
-    sample = {"query_id": "q", "doc_uri": "d", "relevance": 2, "chunk_id": "c1:" + "0" * 32, "x": [1]}
+    # Ours adds the span anchor (spec/spans.md); a line with one is still a line of theirs.
+    assert set(ours["properties"]) - set(theirs["properties"]) == {"doc_revision", "span"}
+    assert set(theirs["properties"]) <= set(ours["properties"])
+    sample = {"query_id": "q", "doc_uri": "d", "relevance": 2, "chunk_id": "c1:" + "0" * 32, "x": [1],
+              "doc_revision": "7", "span": {"start": 3, "end": 6, "exact": "abc", "prefix": "xyz"}}
     jsonschema.validate(sample, ours)
     jsonschema.validate(sample, theirs)
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate({**sample, "span": {"start": 3, "exact": "abc"}}, ours)
