@@ -291,3 +291,62 @@ def test_moved_and_split_documents_keep_their_labels_wherever_the_text_lives(doc
     assert sum("moved_to" in entry for entry in moved) >= 0.85 * len(moved) and len(moved) > 30, entries
     split = [entry for entry in entries if any(uri.startswith("django://split/") for uri in entry["found_in"])]
     assert any(len(entry["found_in"]) == 2 for entry in split), split
+
+
+def _ws(text):
+    """Each whitespace character as a space: what a splitter drops between chunks is whitespace."""
+    return re.sub(r"\s", " ", text)
+
+
+@pytest.mark.parametrize("setting", ["small to large (merges)", "sentences to recursive"])
+def test_span_labels_need_a_person_far_less_often_and_resolve_where_offsets_say(docs, setting, capsys):
+    """Every 4.2 chunk labelled twice: as a chunk label, and with the span ``convert --corpus``
+    derives (the judged chunk at its offsets). Against 5.0 re-chunked, a span label needs a
+    person only when its passage is gone or ambiguous; each one resolved is checked against
+    the chunker's own offsets into the raw 5.0 file: the passage is there, it is the one place
+    its quote occurs when it occurs once, and it is re-anchored to the chunk holding most of it."""
+    from goldkeeper.core.spans import derive_spans, document_texts
+
+    old_chunker, old_fp, new_chunker, new_fp = SETTINGS[setting]
+    old_files, new_files = docs["4.2"], docs["5.0"]
+    changed = sorted(uri for uri in old_files if new_files.get(uri) != old_files[uri])
+    chosen = set(changed + sorted(uri for uri in old_files if new_files.get(uri) == old_files[uri])[::8])
+    old, _ = snapshot({u: old_files[u] for u in chosen}, old_chunker, old_fp)
+    new_files = {u: t for u, t in new_files.items() if u in chosen}
+    live, offsets = snapshot(new_files, new_chunker, new_fp)
+    labels = [{"query_id": f"q{i}", "doc_uri": c.doc_uri, "chunk_id": c.chunk_id, "chunk_text": c.text,
+               "relevance": 1} for i, c in enumerate(old)]
+    spanned, derived = derive_spans(labels, {c.chunk_id: c for c in old}, document_texts(old, chosen))
+    assert derived == len(labels) > 1000
+    by_chunk, by_span = classify(labels, Corpus(live)), classify(spanned, Corpus(live))
+    people = {name: sum(f["status"] in ("SPLIT", "ORPHANED") for f in result.findings)
+              for name, result in (("chunk", by_chunk), ("span", by_span))}
+    with capsys.disabled():
+        print(f"\n{setting}: {len(labels)} labels; a person needed for {people['chunk']} chunk labels, "
+              f"{people['span']} span labels")
+    assert people["span"] <= people["chunk"]
+    if setting != "same chunker, new revision":
+        assert people["span"] < people["chunk"] / 3, people
+    chunks_of = {}
+    for c in live:
+        chunks_of.setdefault(c.doc_uri, []).append((offsets[c.chunk_id], c.chunk_id))
+    hows = Counter()
+    for label, finding in zip(spanned, by_span.findings, strict=True):
+        raw = new_files.get(label["doc_uri"])
+        if "by_span" not in finding:
+            if finding["status"] != "VALID" and raw is not None:
+                exact = label["span"]["exact"]
+                assert finding["span_status"] in ("gone", "ambiguous"), finding  # a passage found is held
+                assert (raw.count(exact) > 1) if finding["span_status"] == "ambiguous" else exact not in raw, finding
+            continue
+        hows[finding["by_span"]] += 1
+        span = finding["span"]
+        start, end = span["start"], span["end"]
+        assert _ws(raw[start:end]) == _ws(span["exact"]), finding
+        if finding["by_span"] != "fuzzy" and raw.count(label["span"]["exact"]) == 1:
+            assert raw.find(label["span"]["exact"]) == start, finding
+        held = [(min(end, e) - max(start, s), chunk_id) for (s, e), chunk_id in sorted(chunks_of[label["doc_uri"]])]
+        relevant = [(h, chunk_id) for (h, chunk_id), ((s, e), _) in zip(held, sorted(chunks_of[label["doc_uri"]]))
+                    if h > 0 and (2 * h >= end - start or (s >= start and e <= end) or h == max(held)[0])]
+        assert finding["reanchor_to"] == max(relevant, key=lambda r: r[0])[1], finding
+    assert hows["offsets"] > 0

@@ -74,14 +74,16 @@ def chunked(name, text):
 
 
 def oracle(start, end, chunks):
-    """The rule, read plainly: a chunk holding half the span, or lying inside it."""
-    relevant = []
+    """The rule, read plainly: a chunk holding half the span, lying inside it, or holding the
+    most of it (the first such chunk in document order)."""
+    held = {}
     for chunk_id, chunk_start, text in chunks:
         chunk_end = chunk_start + len(text)
-        held = min(end, chunk_end) - max(start, chunk_start)
-        if held > 0 and (2 * held >= end - start or (start <= chunk_start and chunk_end <= end)):
-            relevant.append(chunk_id)
-    return relevant
+        held[chunk_id] = (min(end, chunk_end) - max(start, chunk_start), start <= chunk_start and chunk_end <= end)
+    most = max(h for h, _ in held.values())
+    first = sorted((chunk_start, chunk_id) for chunk_id, chunk_start, _ in chunks if held[chunk_id][0] == most)
+    return [chunk_id for chunk_id, (h, inside) in held.items()
+            if h > 0 and (2 * h >= end - start or inside or chunk_id == first[0][1])]
 
 
 def levenshtein(a, b):

@@ -7,12 +7,13 @@ document answers it", as a W3C Web Annotation does: character offsets into the d
 Any chunking of the document is then scored from one gold set: the label resolves to the
 live chunks that hold the passage, by one rule (``RULE``), with the chunks' offsets
 (``start_index``) as the only geometry. After an edit the passage is found again by its quote
-and context, fuzzily within a stated bound (``MAX_EDIT_SHARE``) with Google's
-diff-match-patch (the Bitap matcher and Myers' diff that Hypothesis' annotator uses for the
-same job); only a passage that is gone, or found at several places alike, needs a person.
+and context, fuzzily within a stated bound (``MAX_EDIT_SHARE``): Google's diff-match-patch
+finds where its quote begins (the Bitap matcher Hypothesis' annotator uses for the same job)
+and an edit-distance alignment picks its boundaries; only a passage that is gone, or found at
+several places alike, needs a person.
 
-Pure: values in, values out. diff-match-patch is pure Python, deterministic with its diff
-timeout off (it then reads no clock), and the only library here beside the standard one.
+Pure: values in, values out. diff-match-patch is pure Python and reads no clock for a match;
+numpy runs the alignment.
 """
 
 from __future__ import annotations
@@ -35,7 +36,8 @@ MAX_EDIT_SHARE = 0.1
 CONTEXT = 32
 
 RULE = ("a chunk is relevant to a span label when it holds at least half of the span's characters "
-        "(the whole span included) or lies wholly inside the span; it takes the label's grade")
+        "(the whole span included), lies wholly inside the span, or holds more of the span than any "
+        "other chunk (the first of equals); it takes the label's grade")
 
 #: Stands for a character no chunk holds (the whitespace a splitter drops between chunks).
 GAP = "\x00"
@@ -53,6 +55,7 @@ class Span:
     exact: str
     prefix: str = ""
     suffix: str = ""
+    proposed_by: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"start": self.start, "end": self.end, "exact": self.exact}
@@ -60,12 +63,18 @@ class Span:
             out["prefix"] = self.prefix
         if self.suffix:
             out["suffix"] = self.suffix
+        if self.proposed_by:
+            out["proposed_by"] = self.proposed_by
         return out
 
 
-def span_of(value: Mapping[str, Any]) -> Span:
-    """A label's ``span`` object (checked by ``core.judgments.check_span``) as a ``Span``."""
-    return Span(value["start"], value["end"], value["exact"], value.get("prefix") or "", value.get("suffix") or "")
+def span_of(value: Any) -> Span:
+    """A label's ``span`` (checked by ``core.judgments.check_span``, or a validated
+    ``Judgment``'s ``models.judgment.Span``) as a ``Span``."""
+    if not isinstance(value, Mapping):
+        value = value.model_dump(exclude_none=True)
+    return Span(value["start"], value["end"], value["exact"], value.get("prefix") or "", value.get("suffix") or "",
+                value.get("proposed_by"))
 
 
 @dataclass(frozen=True)
@@ -171,36 +180,67 @@ def _matcher() -> Any:
 _BLANK = str.maketrans(dict.fromkeys([GAP, *"\t\n\x0b\x0c\r \x85\xa0\u2028\u2029"], " "))
 
 
+def _distances(pattern: str, text: str) -> Any:
+    """The Levenshtein distance from ``pattern`` to each prefix of ``text``: item ``j`` is the
+    distance to ``text[:j]``. Wagner-Fischer by rows, each row's insertions as a running
+    minimum, so a row is a few array operations."""
+    import numpy as np
+
+    codes = np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32)
+    steps = np.arange(len(text) + 1)
+    row = steps.copy()
+    for i, char in enumerate(pattern, 1):
+        best = np.empty_like(row)
+        best[0] = i
+        np.minimum(row[1:] + 1, row[:-1] + (codes != ord(char)), out=best[1:])
+        row = np.minimum.accumulate(best - steps) + steps
+    return row
+
+
 def _fuzzy(document: DocumentText, span: Span, max_edit_share: float) -> Located | None:
-    """The span's quote within the edit bound: its first and last 32 characters found by
-    Bitap near where they were, the text between them measured against the quote (Levenshtein
-    distance), whitespace and characters no chunk holds reading alike."""
-    original = document.padded(len(document.text) + len(span.exact))
+    """The span's quote within the edit bound: its first and its last 32 characters each found
+    by Bitap near where they were (an edit may spoil one, or make it match better elsewhere),
+    then the boundaries around each place whose text is fewest edits (Levenshtein distance)
+    from the quote; the place with fewer edits, then the one nearer the span's offsets, wins.
+    Whitespace and characters no chunk holds read alike; the text after the last chunk is not
+    searched (a passage found there would hold text no one has seen)."""
+    original = document.text
     text = original.translate(_BLANK)
     exact = span.exact.translate(_BLANK)
     dmp = _matcher()
     dmp.Match_Threshold = 0.3
     dmp.Match_Distance = 1000  # a character of error weighs as much as 1000/32 characters of distance
-    head = exact[:_BITS]
-    start = dmp.match_main(text, head, min(span.start, max(0, len(text) - 1)))
-    if start < 0:
+    tail = exact[-_BITS:]
+    near = min(span.start, max(0, len(text) - 1))
+    head_at = dmp.match_main(text, exact[:_BITS], near)
+    tail_at = dmp.match_main(text, tail, min(max(0, span.end - len(tail)), max(0, len(text) - 1)))
+    starts = {head_at} if head_at >= 0 else set()
+    if tail_at >= 0:
+        starts.add(max(0, tail_at + len(tail) - len(exact)))
+    found = [_aligned(text, exact, start, max_edit_share) for start in sorted(starts)]
+    if not found:
         return None
-    # Its end, then its start again: the boundaries within the bound that leave the fewest
-    # edits (a diff alone may align a repeated run of characters anywhere along it).
-    bound = int(max_edit_share * len(exact))
-
-    def edits(a: int, b: int) -> tuple[int, int]:
-        return dmp.diff_levenshtein(dmp.diff_main(exact, text[a:b], False)), abs(b - a - len(exact))
-
-    end = min(range(max(start + 1, start + len(exact) - bound), min(len(text), start + len(exact) + bound) + 1),
-              key=lambda b: edits(start, b), default=start + 1)
-    start = min(range(max(0, end - len(exact) - bound), min(end - 1, end - len(exact) + bound) + 1),
-                key=lambda a: edits(a, end), default=start)
-    there = text[start:end]
-    distance = edits(start, end)[0]
-    if distance > max_edit_share * len(exact) or not there.strip():
+    distance, start, end = min(found, key=lambda f: (f[0], abs(f[1] - span.start)))
+    if distance > max_edit_share * len(exact) or not text[start:end].strip():
         return None
     return Located(start, end, "fuzzy", distance, original[start:end])
+
+
+def _aligned(text: str, exact: str, start: int, max_edit_share: float) -> tuple[int, int, int]:
+    """``(edits, start, end)``: the boundaries near ``start`` within the bound whose text is
+    fewest edits from ``exact``, then of the length nearest its (a diff alone may align a
+    repeated run of characters anywhere along it): the end first, then the start again. One
+    alignment gives the distance to every end at once."""
+    bound = int(max_edit_share * len(exact))
+    size = len(exact)
+    ends = _distances(exact, text[start:start + size + bound])
+    end = min(range(max(start + 1, start + size - bound), min(len(text), start + size + bound) + 1),
+              key=lambda b: (ends[b - start], abs(b - start - size)), default=start + 1)
+    lowest = max(0, end - size - bound)
+    starts = _distances(exact[::-1], text[lowest:end][::-1])
+    start = min(range(lowest, min(end - 1, end - size + bound) + 1),
+                key=lambda a: (starts[end - a], abs(end - a - size)), default=start)
+    return int(starts[end - start]), start, end
 
 
 def locate(document: DocumentText, span: Span, *, max_edit_share: float = MAX_EDIT_SHARE) -> Located | str:
@@ -229,13 +269,14 @@ def relevant_chunks(start: int, end: int, extents: Sequence[tuple[str, int, int]
                     share: float = DEFAULT_SHARE) -> list[tuple[str, int]]:
     """The chunks relevant to ``[start, end)`` by ``RULE``, each with the characters of the
     span it holds, in document order: ``extents`` are ``(chunk_id, start, end)``."""
-    out = []
-    length = end - start
-    for chunk_id, chunk_start, chunk_end in extents:
-        held = min(end, chunk_end) - max(start, chunk_start)
-        if held > 0 and (held >= share * length or (chunk_start >= start and chunk_end <= end)):
-            out.append((chunk_id, held))
-    return out
+    held = [(chunk_id, min(end, chunk_end) - max(start, chunk_start), chunk_start >= start and chunk_end <= end)
+            for chunk_id, chunk_start, chunk_end in extents]
+    most = max((h for _, h, _ in held), default=0)
+    if most <= 0:
+        return []
+    primary = next(chunk_id for chunk_id, h, _ in held if h == most)
+    return [(chunk_id, h) for chunk_id, h, inside in held
+            if h > 0 and (h >= share * (end - start) or inside or chunk_id == primary)]
 
 
 def span_for_chunk(document: str, start: int, end: int, context: int = CONTEXT) -> Span:
@@ -295,20 +336,19 @@ def resolve_span(row: Mapping[str, Any], document: DocumentText | None, share: f
     where = locate(document, span, max_edit_share=max_edit_share)
     if isinstance(where, str):
         return {"status": where}
-    chunks = relevant_chunks(where.start, where.end, document.extents, share)
-    moved = Span(where.start, where.end, where.text if GAP not in where.text else _filled(where.text, span.exact),
-                 _before(document.text, where.start, len(span.prefix)), _after(document.text, where.end, len(span.suffix)))
+    # The passage ends where the last chunk does (what a splitter drops after it is not known
+    # to be there); a character no chunk holds is the quote's where the quote was found as it
+    # is, else a space (what splitters drop is whitespace).
+    end = min(where.end, len(document.text))
+    there = document.text[where.start:end]
+    exact = "".join(quoted if char == GAP else char for char, quoted in zip(there, span.exact)) \
+        if where.how != "fuzzy" else there.replace(GAP, " ")
+    chunks = relevant_chunks(where.start, end, document.extents, share)
+    moved = Span(where.start, end, exact, _before(document.text, where.start, len(span.prefix)),
+                 _after(document.text, end, len(span.suffix)), span.proposed_by)
     if not chunks:
         return {"status": "no_chunk", "how": where.how, "located": moved, "distance": where.distance}
     return {"status": "resolved", "how": where.how, "located": moved, "distance": where.distance, "chunks": chunks}
-
-
-def _filled(there: str, exact: str) -> str:
-    """Text found with characters no chunk holds: those taken from the quote where they line
-    up (a found span keeps a quote without gap marks)."""
-    if len(there) == len(exact):
-        return "".join(b if a == GAP else a for a, b in zip(there, exact))
-    return there.replace(GAP, " ")
 
 
 def _before(text: str, start: int, size: int) -> str:

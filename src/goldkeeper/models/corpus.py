@@ -6,6 +6,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
+from goldkeeper.models.judgment import Span
 from goldkeeper.models.records import CHUNK, CORPUS_FINGERPRINTS, MAX_RELEVANCE, QUEUE_ANSWER, FieldSpec
 
 __all__ = ["AuditRecord", "Chunk", "CorpusSnapshot", "QueueAnswer", "QueueCandidate", "QueueItem", "ShardEntry", "ShardManifest"]
@@ -84,6 +85,7 @@ class QueueItem(BaseModel):
     chunk_id: str | None = None
     chunk_text: str | None = None
     text_sha: str | None = None
+    span: Span | None = Field(None, description="The label's passage (spec/spans.md), when it has one.")
     relevance: int
     labeled_by: str | None = None
     labeled_at: str | None = None

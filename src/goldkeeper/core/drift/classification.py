@@ -9,6 +9,7 @@ from collections.abc import Callable, Collection, Container, Iterable, Iterator,
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from goldkeeper.core import spans
 from goldkeeper.core.drift import rebuild
 from goldkeeper.core.drift.corpus import ChunkSource, Corpus, LiveChunk, _batches, _comparable
 from goldkeeper.core.drift.moves import SHORTEST, Hit, find_moved
@@ -226,6 +227,7 @@ class _Wants:
     findings: list[dict[str, Any]] = field(default_factory=list)
     fingerprints: set[str] = field(default_factory=set)
     live: set[str] = field(default_factory=set)
+    spans: list[int] = field(default_factory=list)  # the positions of the labels with a span
 
 
 @dataclass
@@ -257,6 +259,8 @@ def _classify(rows: Labels, corpus: ChunkSource, progress: Callable[[int], None]
     seen, documents, contiguous = found.seen, len(found.documents), found.contiguous
     vanished = {finding["doc_uri"] for finding in findings
                 if "chunk_id" in finding and finding["doc_uri"] not in found.documents}
+    span_labels = [position for position in wants.spans
+             if findings[position]["status"] != "VALID" and findings[position]["doc_uri"] in found.documents]
     del wants, found  # the lookups are done with before the texts are read
     orphaned: dict[str, list[LiveChunk]] | None = {} if keep_orphaned else None
     # An in-memory corpus's documents rebuilt by the second pass are kept for the third (the
@@ -265,6 +269,8 @@ def _classify(rows: Labels, corpus: ChunkSource, progress: Callable[[int], None]
     if pending:
         texts = _pending_texts(rows, pending, len(findings))
         _settle_by_text(texts, corpus, findings, named, pending, orphaned, contiguous, rebuilt)
+    if span_labels:
+        _settle_spans(rows, span_labels, corpus, findings, named, contiguous)
     _settle_moved(rows, corpus, findings, named, contiguous, elsewhere, rebuilt or {})
     result = _result(findings, fingerprints, corpus.corpus_fingerprint, named, seen, documents)
     result.documents = document_map(findings, vanished)
@@ -318,6 +324,40 @@ def _settle_moved(rows: Labels, corpus: ChunkSource, findings: list[dict[str, An
             named.update((c.chunk_id, c) for c in chunks)
 
 
+def _settle_spans(rows: Labels, positions: list[int], corpus: ChunkSource, findings: list[dict[str, Any]],
+                  named: dict[str, LiveChunk], contiguous: bool) -> None:
+    """Span labels whose chunk is gone, in a live document: each resolved by its span against
+    its document's live chunks (``core.spans``, one more read of those documents' chunks).
+    Resolved: RE_ANCHORABLE to its primary chunk (the one holding most of the span, then the
+    first), ``by_span`` saying how it was found (offsets, quote, fuzzy) and ``span`` its
+    passage there. Not resolved (gone, ambiguous, no offsets), the label keeps what its chunk
+    gave (steps 2 to 6), with ``span_status`` saying why."""
+    wanted = bytearray(len(findings))
+    for position in positions:
+        wanted[position] = 1
+    asked: dict[str, list[tuple[int, Mapping[str, Any]]]] = {}
+    for position, row in zip(range(len(findings)), rows):
+        if wanted[position]:
+            asked.setdefault(row["doc_uri"], []).append((position, row))
+    for chunks in _documents(corpus, contiguous, asked):
+        if not chunks:
+            continue
+        by_id = {chunk.chunk_id: chunk for chunk in chunks}
+        document = spans.document_texts(chunks, {chunks[0].doc_uri})[chunks[0].doc_uri]
+        for position, row in asked[chunks[0].doc_uri]:
+            outcome = spans.resolve_span(row, document)
+            finding = findings[position]
+            if outcome["status"] != "resolved":
+                finding["span_status"] = outcome["status"]
+                continue
+            primary = max(outcome["chunks"], key=lambda held: held[1])[0]  # max keeps the first of equals
+            located = outcome["located"].to_dict()
+            for key in ("reanchor_to", "split_into", "cross_document", "reanchor_doc_uri", "split_doc_uri"):
+                finding.pop(key, None)
+            finding.update(status="RE_ANCHORABLE", reanchor_to=primary, by_span=outcome["how"], span=located)
+            named[primary] = by_id[primary]
+
+
 def document_map(findings: Iterable[Mapping[str, Any]], vanished: Container[str]) -> list[dict[str, Any]]:
     """Each labeled document that is no longer live (``vanished``): its labels with a chunk,
     the live documents their texts were found in (``found_in``: how many in each), and
@@ -354,6 +394,8 @@ def _wants(rows: Labels, corpus: ChunkSource) -> _Wants:
     for row in rows:
         doc_uri, chunk = row["doc_uri"], row.get("chunk_id")
         finding = {"query_id": row["query_id"], "doc_uri": doc_uri}
+        if row.get("span") is not None:
+            wants.spans.append(len(findings))
         findings.append(finding)
         if row.get("corpus_fingerprint"):
             wants.fingerprints.add(row["corpus_fingerprint"])

@@ -56,6 +56,9 @@ def _reanchored(values: dict[str, Any], finding: Mapping[str, Any], result: Drif
     if values["doc_uri"] != target.doc_uri:
         before["doc_uri"] = values["doc_uri"]
     moved = dict(values)
+    if "span" in finding and finding["span"] != values.get("span"):
+        before["span"] = values["span"]
+        moved["span"] = finding["span"]
     moved.update(chunk_id=target.chunk_id, doc_uri=target.doc_uri, reanchored_from=before)
     if moved.get("text_sha") is None and moved.get("chunk_text") is not None:
         moved["text_sha"] = text_sha(moved["chunk_text"])

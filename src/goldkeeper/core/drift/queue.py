@@ -12,6 +12,7 @@ from goldkeeper.core.drift.classification import DriftResult, Found, Labels, _cl
 from goldkeeper.core.drift.corpus import ChunkSource, LiveChunk
 from goldkeeper.core.drift.rebuild import _in_order
 from goldkeeper.core.identity import normalize
+from goldkeeper.core.spans import span_of
 
 if TYPE_CHECKING:
 
@@ -111,8 +112,12 @@ def rejudgment_queue(
             continue
         item: dict[str, Any] = {"item_id": queue_item_id(row), "action": "review" if status == "MERGED" else "rejudge",
                                 "status": status}
-        item.update((key, row[key]) for key in ("query_id", "query", "doc_uri", "chunk_id", "chunk_text", "text_sha",
+        item.update((key, row[key]) for key in ("query_id", "query", "doc_uri", "chunk_id", "chunk_text", "text_sha", "span",
                                                  "relevance", "labeled_by", "labeled_at") if row.get(key) is not None)
+        if row.get("span") is not None:
+            item["span"] = span_of(row["span"]).to_dict()
+            if "span_status" in finding:
+                item["span_status"] = finding["span_status"]
         found: list[tuple[float | None, LiveChunk]] = []
         if status == "SPLIT":
             found = [(None, result.chunks[chunk_id]) for chunk_id in finding["split_into"]]
