@@ -427,13 +427,21 @@ def print_comparison(payload, console: Console | None = None) -> None:
     table = Table(show_edge=False, pad_edge=False)
     for name, justify in (("metric", "left"), ("challenger", "left"), ("diff", "right"), ("differ", "right"),
                           ("p (Holm)", "right"), ("floor", "right"), ("verdict", "left")):
-        table.add_column(name, justify=justify)  # type: ignore[arg-type]
+        table.add_column(name, justify=justify, overflow="fold")  # type: ignore[arg-type]
     styles = {"better": "green", "worse": "red", "unresolvable": "yellow", "no difference detected": "dim"}
     for row in payload["comparisons"]:
         table.add_row(row["metric"], row["challenger"], f"{row['difference']:+.4f}", str(row["differing_pairs"]),
                       f"{row['p_holm']:.4f}", f"{row['min_attainable_p']:.4f}",
                       Text(row["verdict"], style=styles[row["verdict"]]))
     console.print(table)
+    for line in _span_runs(payload):
+        console.print(line)
+
+
+def _span_runs(payload) -> list[str]:
+    """For runs whose span labels resolved to their own snapshot's chunks: how, one line each."""
+    return [f"{run['url']} over {run['corpus']['url']}: {spans_line(run['spans'])}"
+            for run in payload.get("runs") or [] if run.get("spans")]
 
 
 def comparison_markdown(payload) -> str:
@@ -447,7 +455,8 @@ def comparison_markdown(payload) -> str:
         verdict = f"**{row['verdict']}**" if row["verdict"] in ("better", "worse", "unresolvable") else row["verdict"]
         lines.append(f"| {row['metric']} | `{row['challenger']}` | {row['difference']:+.4f} | {row['differing_pairs']} "
                      f"| {row['p_holm']:.4f} | {row['min_attainable_p']:.4f} | {verdict} |")
-    return "\n".join(lines) + "\n"
+    spans = _span_runs(payload)
+    return "\n".join(lines + ([""] + [f"- {line}" for line in spans] if spans else [])) + "\n"
 
 
 def print_certificate(payload, console: Console | None = None) -> None:

@@ -47,6 +47,7 @@ def test_every_seed_and_reference_case_is_covered():
         "basic", "chunk-id", "drift", "duplicate-ranking", "merge", "no-positives",
         "nothing-scored", "qrels", "strata", "stratum-order", "summarize",
         "unsorted-queries", "unsound-judgments", "goldkeeper-chunk-id", "goldkeeper-drift-rules",
+        "goldkeeper-one-gold-set",
     }
     assert set(NAMES) == covered
     assert {c.name for o, c in CASES if o == "retrieval-eval"} >= {n for n in covered if not n.startswith("goldkeeper-")}

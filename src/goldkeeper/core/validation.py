@@ -116,7 +116,7 @@ class Validator:
         self._positives = 0
         self._human = 0
         self._synthetic = 0
-        self._with_chunk_id = 0
+        self._anchored = 0
         self._fingerprints: set[str] = set()
         self._query_text: dict[str, str] = {}
         self._strata: dict[str, int] = {}
@@ -148,7 +148,7 @@ class Validator:
         conflicted = False
         query_text = self._query_text
         strata = self._strata
-        labels = positives = human = synthetic = with_chunk_id = 0
+        labels = positives = human = synthetic = anchored = 0
         chunk_re = _CHUNK_ID.fullmatch
         sha_re = _TEXT_SHA.fullmatch
         for row in rows:
@@ -210,8 +210,9 @@ class Validator:
                     )
                     query_text[query_id] = query
 
+            if chunk is not None or get("span") is not None:
+                anchored += 1  # a chunk, or a passage any chunking resolves to chunks
             if chunk is not None:
-                with_chunk_id += 1
                 if chunk_re(chunk) is None:
                     issue("error", "bad-chunk-id", f"malformed chunk_id on query {query_id}: {chunk}")
             sha = get("text_sha")
@@ -251,7 +252,7 @@ class Validator:
         self._positives += positives
         self._human += human
         self._synthetic += synthetic
-        self._with_chunk_id += with_chunk_id
+        self._anchored += anchored
 
     def _query_ids(self) -> Collection[str]:
         """Every query seen."""
@@ -298,19 +299,19 @@ class Validator:
                     "thin-stratum",
                     f"stratum '{name}' has only {count} labels, too few to gate on",
                 )
-        if 0 < self._with_chunk_id < self._labels:
+        if 0 < self._anchored < self._labels:
             issue(
                 "warning",
                 "mixed-granularity",
-                f"{self._with_chunk_id}/{self._labels} labels have chunk_id; "
+                f"{self._anchored}/{self._labels} labels have a chunk_id or a span; "
                 "the rest are document-level",
             )
-        if self._with_chunk_id == 0 and self._labels:
+        if self._anchored == 0 and self._labels:
             issue(
                 "warning",
                 "no-chunk-ids",
-                "no label has a chunk_id, so drift can only work at document granularity. "
-                "See spec/chunk-id.md",
+                "no label has a chunk_id or a span, so drift can only work at document granularity. "
+                "See spec/chunk-id.md and spec/spans.md",
             )
         for kind, ids in (("query_id", query_ids), ("doc_uri", self._doc_uris)):
             for group in _lookalikes(ids):
