@@ -105,9 +105,25 @@ def on_server(env: dict[str, str], call):
         return asyncio.run(called())
 
 
-def queued_suite(root: str, suite: str) -> list[dict]:
-    """A suite on storage whose judgments drifted (the spec's drift case) and whose
-    re-judgment queue is published; the queue's items."""
+def placed_drift_corpus(path) -> str:
+    """The spec's drift corpus with each chunk's offsets into its document (``start_index``,
+    its documents rebuilt as the chunks' texts apart by a blank line), written to ``path``."""
+    import json
+
+    from tests.conftest import FIXTURES
+
+    snapshot = json.loads((FIXTURES / "drift" / "corpus.json").read_text())
+    ends: dict[str, int] = {}
+    for chunk in sorted(snapshot["chunks"], key=lambda c: (c["doc_uri"], c["ordinal"])):
+        chunk["start_index"] = ends.get(chunk["doc_uri"], -2) + 2
+        ends[chunk["doc_uri"]] = chunk["start_index"] + len(chunk["text"])
+    path.write_text(json.dumps(snapshot))
+    return str(path)
+
+
+def queued_suite(root: str, suite: str, corpus_path: str | None = None) -> list[dict]:
+    """A suite on storage whose judgments drifted (the spec's drift case, or its corpus at
+    ``corpus_path``) and whose re-judgment queue is published; the queue's items."""
     import goldkeeper
     from goldkeeper.core.drift import classify, parse_corpus, rejudgment_queue
     from goldkeeper.io.storage import publish_queue, write_judgments_version
@@ -116,7 +132,7 @@ def queued_suite(root: str, suite: str) -> list[dict]:
     case = FIXTURES / "drift"
     write_judgments_version(root, suite, (case / "judgments.jsonl").read_bytes(), None)
     labels = goldkeeper.parse_judgments((case / "judgments.jsonl").read_bytes())
-    corpus = parse_corpus((case / "corpus.json").read_bytes())
+    corpus = parse_corpus(open(corpus_path or case / "corpus.json", "rb").read())
     items = rejudgment_queue(labels, classify(labels, corpus), corpus)
     publish_queue(root, suite, items, "2026-11-29T00:00:00Z")
     return items

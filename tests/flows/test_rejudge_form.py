@@ -7,9 +7,9 @@ import json
 
 import pytest
 
-from goldkeeper.core.rejudge import Waiting
+from goldkeeper.core.rejudge import Waiting, grade_answers
 from goldkeeper.dashboard import batch_markdown
-from goldkeeper.flows.rejudge import answer_form, given_answers, grades_of
+from goldkeeper.flows.rejudge import answer_form, given_answers, grades_of, quotes_of
 
 SPLIT = {"item_id": "rq1:a", "action": "rejudge", "status": "SPLIT", "query_id": "q3", "query": "enterprise (refund) terms",
          "doc_uri": "notion://page/9f2a", "relevance": 2, "labeled_by": "human:ana",
@@ -30,9 +30,12 @@ def _schema(form) -> dict:
 def test_every_field_is_a_switch_but_the_name_and_no_field_is_a_select():
     schema = _schema(answer_form(ITEMS, 2, "header"))
     properties = schema["properties"]
-    assert list(properties) == ["reviewer", "item_1_1_1", "item_1_1_2", "item_1_2_1", "item_1_2_2", "item_1_none",
-                                "item_2_none", "stop"]
-    assert {name: p["type"] for name, p in properties.items() if p["type"] != "boolean"} == {"reviewer": "string"}
+    assert list(properties) == ["reviewer", "item_1_1_1", "item_1_1_2", "item_1_2_1", "item_1_2_2", "item_1_quote",
+                                "item_1_none", "item_2_none", "stop"]
+    assert {name: p["type"] for name, p in properties.items() if p["type"] != "boolean"} == {
+        "reviewer": "string", "item_1_quote": "string"}  # an item without candidates has nothing to quote
+    assert properties["item_1_quote"]["title"] == "1: the words that answer it, copied from the piece graded"
+    assert "item_1_quote" not in _schema(answer_form(ITEMS, 2, "h", audit=True))["properties"]
     assert "enum" not in json.dumps(schema) and "pattern" not in json.dumps(schema)
     assert properties["item_1_2_2"]["title"] == "1.2 fully answers the query (2 of 2)"
     assert properties["item_1_1_1"]["title"] == "1.1 answers it in part (1 of 2)"
@@ -90,3 +93,34 @@ def test_in_an_audit_none_grades_the_candidates_0_and_removes_nothing():
 
     title = _schema(answer_form(ITEMS, 1, "header", audit=True))["properties"]["item_1_none"]["title"]
     assert title == "1: none of these candidates answers it (grade them all 0)"
+
+
+PLACED = {**SPLIT, "candidates": [{**c, "start_index": 120 + 47 * n} for n, c in enumerate(SPLIT["candidates"])]}
+
+
+@pytest.mark.parametrize(("quote", "grades", "problems"), [
+    ("", {"item_1_1_2": True}, []),
+    ("governed by\nthe  MSA", {"item_1_1_2": True}, []),  # copied from the page: its line breaks as spaces
+    ("per contract", {"item_1_1_2": True}, ["1: the quote you gave is in none of the candidates you graded above 0"]),
+    ("per contract", {"item_1_none": True}, ["1: the quote you gave is in none of the candidates you graded above 0"]),
+])
+def test_a_quote_goes_with_the_graded_candidate_that_holds_it(quote, grades, problems):
+    answers = answer_form([PLACED], 2, "h")(reviewer="bo", item_1_quote=quote, **grades)
+    given, removed, contradictions = grades_of(answers, [PLACED], 2)
+    quotes, said = quotes_of(answers, [PLACED], given)
+    assert not contradictions and [p[:len(w)] for p, w in zip(said, problems)] == problems and len(said) == len(problems)
+    if not said:
+        rows, _ = grade_answers([PLACED], given, removed, "human:bo", "2026-12-06T00:00:00Z", quotes)
+        assert [row.get("quote") for row in rows] == ([" ".join(quote.split())] if quote and grades.get("item_1_1_2")
+                                                      else [None])
+
+
+def test_a_quote_in_a_candidate_without_offsets_or_twice_in_it_is_said():
+    answers = answer_form(ITEMS, 2, "h")(reviewer="bo", item_1_1_1=True, item_1_quote="the MSA")
+    assert quotes_of(answers, ITEMS, grades_of(answers, ITEMS, 2)[0])[1] == [
+        "1.1: the quote you gave cannot be placed: the answered chunk's snapshot has no offsets (start_index) into "
+        "its document"]
+    twice = {**PLACED, "candidates": [{**PLACED["candidates"][0], "text": "the MSA and the MSA"}]}
+    answers = answer_form([twice], 2, "h")(reviewer="bo", item_1_1_1=True, item_1_quote="the MSA")
+    assert quotes_of(answers, [twice], grades_of(answers, [twice], 2)[0])[1] == [
+        "1.1: the quote you gave is found 2 times in the answered chunk's text; quote enough of it to say which"]

@@ -191,11 +191,11 @@ def _configured_queue(root: str, tmp_path) -> list[dict]:
 
     from goldkeeper.io.storage import write_suite
     from goldkeeper.models.suite import SuiteConfig
-    from tests.flows.conftest import queued_suite
+    from tests.flows.conftest import placed_drift_corpus, queued_suite
 
-    items = queued_suite(root, "Refunds")
-    corpus = FIXTURES / "drift" / "corpus.json"
-    chunks = [c["chunk_id"] for c in json.loads(corpus.read_text())["chunks"]]
+    corpus = placed_drift_corpus(tmp_path / "live.json")
+    items = queued_suite(root, "Refunds", corpus)
+    chunks = [c["chunk_id"] for c in json.loads(open(corpus).read())["chunks"]]
     queries = dict.fromkeys(json.loads(line)["query_id"]
                             for line in (FIXTURES / "drift" / "judgments.jsonl").read_text().splitlines())
     run = tmp_path / "run.jsonl"
@@ -347,7 +347,10 @@ def test_a_reviewer_sees_every_text_and_answers_the_batch_with_the_mouse_at_1280
         _switch(dialog, "1.2 answers it in part (1 of 2)").click()
         expect(_switch(dialog, "1.1 answers it in part (1 of 2)")).to_have_attribute("aria-checked", "false")
         expect(_switch(dialog, "1.2 answers it in part (1 of 2)")).to_have_attribute("aria-checked", "true")
-        _field(dialog, "1.2 ").first.scroll_into_view_if_needed()
+        # the words that answer, copied from piece 1.2 as the page shows them (line breaks as spaces)
+        quote = " ".join(_words(split["candidates"][1]["text"]).split()[1:6])
+        _field(dialog, "1: the words that answer it").locator("input, textarea").fill(quote)
+        _field(dialog, "1: the words that answer it").scroll_into_view_if_needed()
         page.screenshot(path=str(SCREENSHOTS / "12-rejudge-form-filled.png"))
         _submit_and_finish(dialog, flow)
     data, _ = read_current_judgments(root, "Refunds")
@@ -355,6 +358,10 @@ def test_a_reviewer_sees_every_text_and_answers_the_batch_with_the_mouse_at_1280
     assert sorted((r["chunk_id"], r["relevance"], r["labeled_by"]) for r in rejudged) == sorted([
         (split["candidates"][0]["chunk_id"], 2, "human:alice smith"),
         (split["candidates"][1]["chunk_id"], 1, "human:alice smith")])
+    (narrowed,) = [r for r in rejudged if "span" in r]  # the piece the quote came from names that passage
+    assert narrowed["chunk_id"] == split["candidates"][1]["chunk_id"] and _words(narrowed["span"]["exact"]) == quote
+    start = split["candidates"][1]["start_index"] + split["candidates"][1]["text"].index(narrowed["span"]["exact"])
+    assert (narrowed["span"]["start"], narrowed["span"]["end"]) == (start, start + len(narrowed["span"]["exact"]))
     assert orphan["doc_uri"].encode() not in data
     assert read_latest_queue(root, "Refunds")[1] == []
     (evaluation,) = read_history(root, "Refunds")  # scored again, on the new version

@@ -39,6 +39,18 @@ def suite(tmp_path):
     return tmp_path, judgments, corpus, queue, items, new
 
 
+def _placed(suite):
+    """The suite's corpus with each chunk's offsets into its document (P1 P2 P3 and a fourth)."""
+    corpus = suite[2]
+    snapshot = json.loads(corpus.read_text())
+    at = 0
+    for chunk in snapshot["chunks"]:
+        chunk["start_index"] = at
+        at += len(chunk["text"]) + 1
+    corpus.write_text(json.dumps(snapshot))
+    return snapshot["chunks"]
+
+
 def _answers(path, rows):
     path.write_text("".join(json.dumps(row) + "\n" for row in rows))
     return path
@@ -102,6 +114,8 @@ def test_a_merged_label_moved_by_fix_can_be_reviewed(suite):
     ({"relevance": 1024}, "relevance", "integer from 0 to 1023"),
     ({"labeled_by": "robot:gpt"}, "labeled_by", "human:<name> or synthetic:<model>"),
     ({"labeled_at": "yesterday"}, "labeled_at", "ISO 8601"),
+    ({"quote": "Monthly plans"}, "quote", "cannot be placed: the answered chunk's snapshot has no offsets"),
+    ({"quote": "  "}, "quote", "must be the words of the answered chunk"),
 ])
 def test_bad_answers_are_refused_with_their_line_and_nothing_is_written(suite, answer, field, words):
     tmp_path, judgments, corpus, queue, items, new = suite
@@ -228,3 +242,62 @@ def test_the_judges_answers_apply_as_synthetic_labels_with_their_prompt(suite):
     assert {r["rejudged_from"]["item_id"] for r in synthetic} <= graded_items
     assert graded_items == {i["item_id"] for i in items}  # the stub graded every candidate of every item
     assert result.stdout.startswith("3 label(s) re-judged, 0 removed") and "now nothing waits for a person" in result.stdout
+
+
+def test_a_quote_narrows_the_label_to_a_span_placed_by_the_chunks_offsets(suite):
+    """A person marks the sentence that answers (copied with its line break as a space): the
+    label names that passage of the document, and a span label answered without one keeps its
+    span only while the answered chunk holds it."""
+    tmp_path, judgments, corpus, queue, items, new = suite
+    placed = _placed(suite)
+    split = items[0]
+    answers = _answers(tmp_path / "answers.jsonl", [
+        {"item_id": split["item_id"], "chunk_id": new[1]["chunk_id"], "relevance": 2, "quote": "non-refundable  after the",
+         "labeled_by": "human:bo", "labeled_at": "2026-11-29T10:00:00Z"}])
+    result = run_cli("queue", "apply", "-j", str(judgments), "-q", str(queue), "-a", str(answers), "-c", str(corpus))
+    assert result.code == 0, result.stderr
+    row = json.loads(judgments.read_text().splitlines()[0])
+    begin = placed[1]["start_index"] + placed[1]["text"].index("non-refundable after the")
+    assert row["span"] == {"start": begin, "end": begin + 24, "exact": "non-refundable after the",
+                           "prefix": "Monthly plans are ", "suffix": " billing date. Enterprise agreem"}
+    assert "span" not in row["rejudged_from"]
+    assert goldkeeper.validate(goldkeeper.parse_judgments(judgments.read_bytes())).ok
+
+
+@pytest.mark.parametrize(("quote", "chunk", "words"), [
+    ("Monthly plans", "none", 'cannot be given with "none"'),
+    ("Annual plans", 1, "is not found in the answered chunk's text"),
+])
+def test_a_quote_that_places_no_span_is_refused(suite, quote, chunk, words):
+    tmp_path, judgments, corpus, queue, items, new = suite
+    _placed(suite)
+    answers = _answers(tmp_path / "answers.jsonl", [
+        {"item_id": items[0]["item_id"], "chunk_id": chunk if chunk == "none" else new[chunk]["chunk_id"], "relevance": 1,
+         "quote": quote, "labeled_by": "human:bo", "labeled_at": "2026-11-29T10:00:00Z"}])
+    before = judgments.read_bytes()
+    result = run_cli("queue", "apply", "-j", str(judgments), "-q", str(queue), "-a", str(answers), "-c", str(corpus))
+    assert result.code == 2 and result.stderr.startswith(f"error: {answers}:1: quote: ") and words in result.stderr
+    assert judgments.read_bytes() == before
+
+
+def test_a_span_label_answered_keeps_its_span_only_where_the_chunk_holds_it():
+    from goldkeeper.core.drift import LiveChunk
+    from goldkeeper.core.rejudge import apply_answers, check_answers
+
+    text = "Refunds within 30 days. Monthly plans are final."
+    live = {"c1:" + "a" * 32: LiveChunk("c1:" + "a" * 32, DOC, 0, text, goldkeeper.text_sha(text), 100)}
+    held = {"start": 124, "end": 137, "exact": "Monthly plans"}
+    for span, kept in ((held, True), ({"start": 10, "end": 23, "exact": "Monthly plans"}, False)):
+        label = {"query_id": "q1", "doc_uri": DOC, "chunk_id": "c1:" + "b" * 32, "relevance": 1, "span": span}
+        item = {"item_id": _item_id(label), "status": "SPLIT"}
+        answer = {"item_id": item["item_id"], "chunk_id": "c1:" + "a" * 32, "relevance": 2, "labeled_by": "human:bo",
+                  "labeled_at": "2026-11-29T10:00:00Z"}
+        queue = {item["item_id"]: item}
+        out = apply_answers([label], check_answers([(1, answer)], queue, live, "a"), queue, live, None).judgments[0]
+        assert ("span" in out) is kept and out["rejudged_from"]["span"] == span
+
+
+def _item_id(label):
+    from goldkeeper.core.drift import queue_item_id
+
+    return queue_item_id(label)

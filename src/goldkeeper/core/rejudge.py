@@ -4,7 +4,9 @@ An answer is one JSON object per line: ``item_id`` (from the queue), ``chunk_id`
 chunk, or ``"none"`` when no live chunk carries what was judged), ``relevance``,
 ``labeled_by`` (``human:<name>``, a person's; ``synthetic:<model>``, an LLM judge's from
 ``goldkeeper judge``, with its ``prompt_sha``, which the label keeps) and ``labeled_at``
-(ISO 8601).
+(ISO 8601); optionally ``quote``, the words of the answered chunk that answer the query (a
+person marking the sentence that answers): the label then carries that passage as its span
+(spec/spans.md), placed by the chunk's offsets.
 Several answers may name one item, one per chunk (a SPLIT label judged piece by piece);
 ``"none"`` stands alone. Everything is checked before anything is written.
 
@@ -24,13 +26,14 @@ from typing import Any
 
 from goldkeeper.core.drift import LiveChunk, queue_item_id
 from goldkeeper.core.judgments import check_row
+from goldkeeper.core.spans import CONTEXT, Span, quoted
 from goldkeeper.core.validation import is_iso8601
 from goldkeeper.errors import InputError, describe_value
 from goldkeeper.models.judgment import Judgment
 from goldkeeper.models.records import MAX_RELEVANCE, QUEUE_ANSWER, FieldSpec, canonical_judgment
 
 __all__ = ["AppliedAnswers", "Waiting", "apply_answers", "check_answers", "grade_answers", "label_on", "label_origin", "overlap",
-           "pending_items", "reviewer_problem", "walked"]
+           "pending_items", "quote_problem", "quoted_in", "reviewer_problem", "walked"]
 
 NONE = "none"
 
@@ -137,6 +140,11 @@ def check_answers(
             raise refuse("item_id", "must name an item of the queue", item_id)
         if chunk != NONE and chunk not in live:
             raise refuse("chunk_id", "is not a live chunk of the corpus (re-chunked again since the queue?)", chunk)
+        if "quote" in answer:
+            problem = ('cannot be given with "none": a quote narrows the label to words of a live chunk'
+                       if chunk == NONE else quote_problem(answer["quote"], live[chunk].text, live[chunk].start_index))
+            if problem:
+                raise refuse("quote", problem, answer["quote"])
         given = by_item.setdefault(item_id, [])
         if (item_id, chunk) in lines:
             raise refuse("chunk_id", f"answered twice for this item (first on line {lines[item_id, chunk]})", chunk)
@@ -145,6 +153,33 @@ def check_answers(
         lines[item_id, chunk] = line
         given.append((line, answer))
     return by_item
+
+
+def quote_problem(quote: Any, text: str | None, start_index: int | None) -> str | None:
+    """What is wrong with a person's ``quote`` (the words that answer) for the chunk of
+    ``text`` at ``start_index`` in its document, in words; None when it places a span there."""
+    if not isinstance(quote, str) or not quote.strip():
+        return "must be the words of the answered chunk that answer the query (a non-empty string)"
+    if start_index is None:
+        return "cannot be placed: the answered chunk's snapshot has no offsets (start_index) into its document"
+    found = len(quoted(text or "", quote))
+    if found != 1:
+        return ("is not found in the answered chunk's text (copy it from the chunk)" if not found else
+                f"is found {found} times in the answered chunk's text; quote enough of it to say which")
+    return None
+
+
+def _span_on(chunk: LiveChunk, quote: str | None, span: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """The span of a label answered on ``chunk``: the ``quote`` placed by the chunk's offsets
+    (checked by ``quote_problem``), else the label's ``span`` while the chunk holds it at its
+    offsets, else none."""
+    text, start = chunk.text or "", chunk.start_index
+    if quote is not None and start is not None:
+        (begin, end), = quoted(text, quote)
+        return Span(start + begin, start + end, text[begin:end], text[max(0, begin - CONTEXT):begin],
+                    text[end:end + CONTEXT]).to_dict()
+    held = span is not None and start is not None and span["start"] >= start
+    return dict(span) if held and text[span["start"] - start:span["end"] - start] == span["exact"] else None
 
 
 def label_origin(row: Mapping[str, Any]) -> str:
@@ -200,7 +235,7 @@ def apply_answers(
             continue
         found.add(item_id)
         before = {"item_id": item_id, "status": queue[item_id].get("status"), "relevance": label["relevance"]}
-        for name in ("chunk_id", "labeled_by", "labeled_at"):
+        for name in ("chunk_id", "labeled_by", "labeled_at", "span"):
             if label.get(name) is not None:
                 before[name] = label[name]
         if given[0][1]["chunk_id"] == NONE:
@@ -220,6 +255,10 @@ def apply_answers(
             answered[pair] = line
             values = dict(label)
             values.pop("reanchored_from", None)
+            values.pop("span", None)
+            span = _span_on(chunk, answer.get("quote"), label.get("span"))
+            if span is not None:
+                values["span"] = span
             values.update(chunk_id=chunk.chunk_id, doc_uri=chunk.doc_uri, relevance=answer["relevance"],
                           labeled_by=answer["labeled_by"], labeled_at=answer["labeled_at"], rejudged_from=before)
             values.pop("prompt_sha", None)
@@ -252,30 +291,40 @@ def walked(pending: Sequence[Mapping[str, Any]], skipped: Iterable[str]) -> list
     return [dict(i) for i in pending if i["item_id"] not in skip] + [dict(i) for i in pending if i["item_id"] in skip]
 
 
+def quoted_in(item: Mapping[str, Any], grades: Sequence[int | None], quote: str) -> list[int]:
+    """The candidates of ``item`` graded above 0 whose text holds ``quote`` (a person's
+    sentence that answers), by index: the answers that carry it."""
+    return [j for j, (candidate, grade) in enumerate(zip(item.get("candidates") or [], grades))
+            if grade and quoted(candidate.get("text") or "", quote)]
+
+
 def grade_answers(
     items: Sequence[Mapping[str, Any]], grades: Sequence[Sequence[int | None]], removed: Sequence[bool],
-    labeled_by: str, labeled_at: str,
+    labeled_by: str, labeled_at: str, quotes: Sequence[str | None] | None = None,
 ) -> tuple[list[dict[str, Any]], list[str]]:
     """A form's grades as answer rows (queue-answer.schema.json), and the ids of the items
     left unanswered. ``grades[n][j]`` is the grade of item n's candidate j (None: not graded);
-    ``removed[n]`` says no live chunk carries item n's text. One row per candidate graded
-    above 0; an item whose every candidate was graded 0, or that was removed, is answered
-    "none"; an item with no grade at all (and not removed) is skipped."""
+    ``removed[n]`` says no live chunk carries item n's text; ``quotes[n]``, the words that
+    answer item n, goes with each answer whose candidate holds them (``quoted_in``). One row
+    per candidate graded above 0; an item whose every candidate was graded 0, or that was
+    removed, is answered "none"; an item with no grade at all (and not removed) is skipped."""
     rows: list[dict[str, Any]] = []
     skipped: list[str] = []
-    for item, given, gone in zip(items, grades, removed, strict=True):
-        graded = [(candidate["chunk_id"], grade) for candidate, grade in zip(item.get("candidates") or [], given)
-                  if grade is not None]
-        relevant = [(chunk, grade) for chunk, grade in graded if grade > 0]
+    for n, (item, given, gone) in enumerate(zip(items, grades, removed, strict=True)):
+        quote = quotes[n] if quotes else None
+        carrying = set(quoted_in(item, given, quote)) if quote else set()
+        graded = [(j, candidate["chunk_id"], grade) for j, (candidate, grade)
+                  in enumerate(zip(item.get("candidates") or [], given)) if grade is not None]
+        relevant = [(j, chunk, grade) for j, chunk, grade in graded if grade > 0]
         if relevant:
             answers = relevant
         elif gone or graded:
-            answers = [(NONE, 0)]
+            answers = [(-1, NONE, 0)]
         else:
             skipped.append(item["item_id"])
             continue
         rows += [{"item_id": item["item_id"], "chunk_id": chunk, "relevance": grade, "labeled_by": labeled_by,
-                  "labeled_at": labeled_at} for chunk, grade in answers]
+                  "labeled_at": labeled_at, **({"quote": quote} if j in carrying else {})} for j, chunk, grade in answers]
     return rows, skipped
 
 

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 __all__ = ["CONTEXT", "DEFAULT_SHARE", "GAP", "MAX_EDIT_SHARE", "RULE", "DocumentText", "Located", "Resolution", "Span",
-           "derive_spans", "document_texts", "locate", "relevant_chunks", "resolve_labels", "resolve_span", "span_for_chunk",
+           "derive_spans", "document_texts", "locate", "quoted", "relevant_chunks", "resolve_labels", "resolve_span", "span_for_chunk",
            "span_of"]
 
 #: A chunk that holds at least this share of a span's characters is relevant (``RULE``).
@@ -277,6 +277,17 @@ def relevant_chunks(start: int, end: int, extents: Sequence[tuple[str, int, int]
     primary = next(chunk_id for chunk_id, h, _ in held if h == most)
     return [(chunk_id, h) for chunk_id, h, inside in held
             if h > 0 and (h >= share * (end - start) or inside or chunk_id == primary)]
+
+
+def quoted(text: str, quote: str) -> list[tuple[int, int]]:
+    """Where a person's ``quote`` occurs in ``text``, as ``[start, end)`` pairs: its words in
+    order with any whitespace between them (a quote copied from a rendered page has its line
+    breaks as spaces)."""
+    words = quote.split()
+    if not words:
+        return []
+    pattern = re.compile(r"\s+".join(map(re.escape, words)))
+    return [match.span() for match in pattern.finditer(text)]
 
 
 def span_for_chunk(document: str, start: int, end: int, context: int = CONTEXT) -> Span:

@@ -46,6 +46,8 @@ from goldkeeper.core.rejudge import (
     check_answers,
     grade_answers,
     pending_items,
+    quote_problem,
+    quoted_in,
     reviewer_problem,
     walked,
 )
@@ -74,7 +76,7 @@ from goldkeeper.io.storage import (
     write_judgments_version,
 )
 
-__all__ = ["answer_form", "ask", "close_audit", "grades_of", "rejudge"]
+__all__ = ["answer_form", "ask", "close_audit", "grades_of", "quotes_of", "rejudge"]
 
 
 def _grade_field(n: int, j: int, grade: int) -> str:
@@ -87,12 +89,14 @@ def answer_form(items: list[dict[str, Any]], max_grade: int, header: str,
     field that answers it (Prefect renders a field's description as markdown in the modal's
     scroll area; the modal's own description is squeezed to nothing at ordinary heights). All
     fields are switches, which work with a mouse (Prefect's select opens only from the
-    keyboard), but the name:
+    keyboard), but the name and the quotes:
 
     - ``reviewer``, described by ``header`` (the batch, how to answer it, what was wrong);
     - per item n and candidate j, one switch per grade g above 0, ``item_<n>_<j>_<g>`` (the item's
       query, status and judged text above its first candidate, each candidate's text above its
       first grade);
+    - per item with candidates, ``item_<n>_quote`` (not in an audit): the sentence that answers,
+      copied from the candidate graded; the label then names that passage (``quotes_of``);
     - per item, ``item_<n>_none``: no candidate answers it, or, without candidates, the label is
       gone (either way the label is removed);
     - ``stop``: no batch after this one.
@@ -120,6 +124,10 @@ def answer_form(items: list[dict[str, Any]], max_grade: int, header: str,
             for grade in range(1, max_grade + 1):
                 name = _grade_field(n, j, grade)
                 fields[name] = switch(name, f"{n}.{j} {grade_words(grade, max_grade)}", text if grade == 1 else None)
+        if candidates and not audit:
+            name = f"item_{n}_quote"
+            fields[name] = (str, Field(str(given.get(name) or ""), title=f"{n}: the words that answer it, copied from the piece graded",
+                                       description=QUOTE_HELP))
         none = "grade them all 0" if audit else "remove the label"
         fields[f"item_{n}_none"] = switch(
             f"item_{n}_none", f"{n}: none of these candidates answers it ({none})" if candidates
@@ -151,6 +159,34 @@ def grades_of(answers: Any, items: list[dict[str, Any]], max_grade: int,
         grades.append(given)
         removed.append(gone)
     return grades, removed, problems
+
+
+QUOTE_HELP = ("Copy the sentence that answers the query from the candidate you grade, if you like: the label then "
+              "names that passage, which any later chunking finds again (spec/spans.md).")
+
+
+def quotes_of(answers: Any, items: list[dict[str, Any]], grades: list[list[int | None]]
+              ) -> tuple[list[str | None], list[str]]:
+    """The form's quotes per item (None: none given), and what is wrong with them, in words: a
+    quote goes with the candidates graded above 0 whose text holds it (``core.rejudge.quoted_in``),
+    so it must be in one of them, once, and that candidate's offsets must be known."""
+    quotes: list[str | None] = []
+    problems: list[str] = []
+    for n, (item, given) in enumerate(zip(items, grades), start=1):
+        quote = " ".join(str(getattr(answers, f"item_{n}_quote", "") or "").split()) or None
+        quotes.append(quote)
+        if quote is None:
+            continue
+        holding = quoted_in(item, given, quote)
+        if not holding:
+            problems.append(f"{n}: the quote you gave is in none of the candidates you graded above 0; copy it "
+                            "from the one that answers, or clear it")
+        for j in holding:
+            candidate = item["candidates"][j]
+            problem = quote_problem(quote, candidate.get("text"), candidate.get("start_index"))
+            if problem:
+                problems.append(f"{n}.{j + 1}: the quote you gave {problem}")
+    return quotes, problems
 
 
 def given_answers(answers: Any) -> dict[str, Any]:
@@ -247,7 +283,7 @@ def ask(suite: str, items: list[dict[str, Any]], header: Callable[[list[str]], s
         answers = _wait_for(form, key if attempt == 1 else f"{key}-{attempt}", timeout, poll_interval)
         name = reviewer_problem(answers.reviewer)
         grades, removed, problems = grades_of(answers, items, max_grade)
-        problems = ([f"Who is answering? {name}"] if name else []) + problems
+        problems = ([f"Who is answering? {name}"] if name else []) + problems + quotes_of(answers, items, grades)[1]
         if not problems:
             return answers, grades, removed
         get_run_logger().error(f"{suite}: the answers were not taken, and the form is asked again: "
@@ -317,7 +353,7 @@ def rejudge(
         answers, given, removed = ask(
             suite, items, lambda problems: batch_markdown(suite, len(items), waiting, grades, problems),  # noqa: B023
             grades, _key("answers-", items), reviewer, timeout, poll_interval)
-        rows, skipped = grade_answers(items, given, removed, _labeler(answers), now())
+        rows, skipped = grade_answers(items, given, removed, _labeler(answers), now(), quotes_of(answers, items, given)[0])
         reviewer = answers.reviewer
         applied = _apply(storage_url, suite, corpus_url, labels, sha, items, rows) if rows else None
         if applied is not None:

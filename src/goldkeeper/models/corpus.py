@@ -67,6 +67,7 @@ class QueueCandidate(BaseModel):
     doc_uri: str
     ordinal: int | None = None
     text: str | None = None
+    start_index: int | None = Field(None, ge=0, description="Where the chunk's text starts in its document, when known.")
     coverage: float | None = Field(None, ge=0, le=1, description="Share of the label's words the chunk holds.")
 
 
@@ -147,4 +148,6 @@ QueueAnswer = create_model(  # type: ignore[call-overload]
     __module__=__name__,
     __doc__="One line of answers for ``goldkeeper queue apply`` (``records.QUEUE_ANSWER``).",
     **{spec.name: _answer_field(spec) for spec in QUEUE_ANSWER},
+    quote=(str | None, Field(None, min_length=1, description=(
+        "The words of the answered chunk that answer the query: the label's span becomes them (spec/spans.md)."))),
 )

@@ -137,6 +137,7 @@ def rejudgment_queue(
             found = [(len(wanted & _words(c.text or "")) / len(wanted) if wanted else 0.0, c) for _, c in found]
         item["candidates"] = [
             {"chunk_id": c.chunk_id, "doc_uri": c.doc_uri, "ordinal": c.ordinal, "text": c.text,
+             **({} if c.start_index is None else {"start_index": c.start_index}),
              **({} if score is None else {"coverage": round(score, 6)})}
             for score, c in found if score is None or score > 0 or status != "ORPHANED"
         ]
