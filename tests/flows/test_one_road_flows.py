@@ -56,3 +56,28 @@ def test_eval_retriever_writes_the_bytes_it_wrote(prefect_server, tmp_path, monk
         outcome = getattr(outcome, "outcome", outcome)
         (evaluation,) = outcome["evaluations"].values()
         check(f"flow-eval-{suite}", read_bytes(evaluation["report_url"]), tmp_path)
+
+
+def test_the_evaluate_flow_resolves_span_labels_on_the_suites_snapshot_as_score_does(prefect_server, tmp_path):
+    """A suite whose gold set is span labels (spec/fixtures/goldkeeper-one-gold-set), evaluated
+    with its snapshot: the report scores the labels resolved to that snapshot's chunks, equal to
+    `goldkeeper score --corpus`, and says how they resolved."""
+    import json
+
+    from goldkeeper.flows.evaluate import evaluate
+    from tests.conftest import FIXTURES, run_cli
+
+    case = FIXTURES / "goldkeeper-one-gold-set"
+    corpus = tmp_path / "tokens.json"
+    assert run_cli("snapshot", str(case / "chunks-tokens.jsonl"), "--chunker", "tokens", "-o", str(corpus),
+                   "--quiet").code == 0
+    outcome = finished(evaluate, suite="spans", judgments_url=str(case / "judgments.jsonl"),
+                       run_url=str(case / "run-tokens.jsonl"), storage_url=f"file://{tmp_path}/store", k=[1, 5],
+                       corpus_url=str(corpus), gates=["recall@5:0.5"], generated_at=NOW)
+    flowed = json.loads(read_bytes(outcome["report_url"]))
+    cli = run_cli("score", "-j", str(case / "judgments.jsonl"), "-r", str(case / "run-tokens.jsonl"), "--corpus",
+                  str(corpus), "-k", "1,5", "--gate", "recall@5:0.5", "--now", NOW, "--format", "json")
+    scored = json.loads(cli.stdout)
+    assert flowed["metrics"] == scored["metrics"] and flowed["per_query"] == scored["per_query"]
+    assert flowed["inputs"]["spans"] == scored["inputs"]["spans"] and flowed["inputs"]["spans"]["resolved"] == 8
+    assert flowed["verdict"] == scored["verdict"]

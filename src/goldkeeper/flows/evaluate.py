@@ -39,8 +39,8 @@ from goldkeeper.flows.reports import evaluation
 from goldkeeper.flows.scale import clean_work, score_in_partitions, task_runner
 from goldkeeper.flows.signals import announce, tag_run
 from goldkeeper.io.files import read_bytes
-from goldkeeper.io.loading import load_label_rows, load_run_prefixes
-from goldkeeper.io.snapshots import open_corpus
+from goldkeeper.io.loading import load_label_rows, load_run_prefixes, unanchored
+from goldkeeper.io.snapshots import open_corpus, resolve_spans_at
 from goldkeeper.io.storage import (
     browser_link,
     content_sha256,
@@ -139,6 +139,11 @@ def load_run(url: str, depth: int):
 @step(timeout_seconds=900)
 def check_judgments(rows: list[dict[str, Any]]):
     return validate(rows)
+
+
+@step(timeout_seconds=1800)
+def resolve_spans(rows: list[dict[str, Any]], corpus_url: str):
+    return resolve_spans_at(corpus_url, rows)
 
 
 @step(timeout_seconds=1800)
@@ -336,7 +341,7 @@ def evaluate(
                          gates=gates, intervals=intervals, retrieval=retrieval, **chosen,
                          **(audit_key(audit_url) if audit_url else {}))
     found = already_evaluated(storage_url, suite, key, system)
-    rows = run = None
+    rows = run = labels = None
     if found is not None:
         print(f"{suite}: these inputs were evaluated already ({found['time']}); showing that report")
         report_url, document = found["report"], read_report(found["report"])
@@ -356,6 +361,12 @@ def evaluate(
         drift = check_corpus(rows, corpus_url) if corpus_url else None
         if corpus_url:
             inputs["corpus"] = {"url": corpus_url}
+        if labels is rows and any(row.get("span") is not None for row in rows):
+            # Span labels score on the chunks of the snapshot the run was made over (spec/spans.md).
+            if not corpus_url:
+                unanchored(rows, judgments_url)
+            resolution = resolve_spans(rows, corpus_url)
+            labels, inputs["spans"] = resolution.rows, resolution.summary()
         audit = judge_audit(rows, *record, threshold) if record is not None else None
         if audit is not None:
             inputs["audit"] = {"url": audit_url}
@@ -371,7 +382,7 @@ def evaluate(
         point["previous_entry"] = history[point["previous"]]
     items = read_queue_items(queue_url) if queue_url else []
     waiting = Waiting.of(items)
-    bracket = (bracket_queued(rows, run, items, k, threshold, metrics, document) if waiting.rejudge and run is not None
+    bracket = (bracket_queued(labels, run, items, k, threshold, metrics, document) if waiting.rejudge and run is not None
                else None)
     attribution = None
     if point is not None and point["judgments_changed"] and rows is not None and metrics:
