@@ -81,3 +81,8 @@ def test_the_evaluate_flow_resolves_span_labels_on_the_suites_snapshot_as_score_
     assert flowed["metrics"] == scored["metrics"] and flowed["per_query"] == scored["per_query"]
     assert flowed["inputs"]["spans"] == scored["inputs"]["spans"] and flowed["inputs"]["spans"]["resolved"] == 8
     assert flowed["verdict"] == scored["verdict"]
+    # Query partitions do not resolve spans yet: refused, not scored as document labels.
+    with pytest.raises(ValueError, match="span labels are not resolved in query partitions yet"):
+        finished(evaluate, suite="spans-partitioned", judgments_url=str(case / "judgments.jsonl"),
+                 run_url=str(case / "run-tokens.jsonl"), storage_url=f"file://{tmp_path}/store", k=[1, 5],
+                 corpus_url=str(corpus), partitions=2, generated_at=NOW)

@@ -39,8 +39,8 @@ def test_the_core_imports_only_the_standard_library_pydantic_numpy_and_scipy():
 
 
 def test_span_resolution_adds_only_diff_match_patch_to_the_core():
-    """Finding an edited passage again is diff-match-patch's (pure Python, no clock with its
-    diff timeout off): the one library core.spans adds, loaded when a quote must be matched
+    """Finding where an edited passage begins is diff-match-patch's Bitap (pure Python, no
+    clock read): the one library core.spans adds, loaded when a quote must be matched
     fuzzily."""
     before = _modules_after("import goldkeeper.core.drift")
     loaded = _modules_after("import goldkeeper.core.drift\nfrom goldkeeper.core.spans import DocumentText, Span, locate\n"

@@ -170,9 +170,7 @@ def _occurrences(text: str, exact: str) -> list[int]:
 def _matcher() -> Any:
     from diff_match_patch import diff_match_patch
 
-    dmp = diff_match_patch()
-    dmp.Diff_Timeout = 0  # no deadline: the same answer on every machine, and no clock read
-    return dmp
+    return diff_match_patch()
 
 
 #: Whitespace and characters no chunk holds read as one space when a quote is matched
@@ -352,7 +350,7 @@ def resolve_span(row: Mapping[str, Any], document: DocumentText | None, share: f
     # is, else a space (what splitters drop is whitespace).
     end = min(where.end, len(document.text))
     there = document.text[where.start:end]
-    exact = "".join(quoted if char == GAP else char for char, quoted in zip(there, span.exact)) \
+    exact = "".join(said if char == GAP else char for char, said in zip(there, span.exact)) \
         if where.how != "fuzzy" else there.replace(GAP, " ")
     chunks = relevant_chunks(where.start, end, document.extents, share)
     moved = Span(where.start, end, exact, _before(document.text, where.start, len(span.prefix)),

@@ -361,8 +361,11 @@ def evaluate(
         drift = check_corpus(rows, corpus_url) if corpus_url else None
         if corpus_url:
             inputs["corpus"] = {"url": corpus_url}
-        if labels is rows and any(row.get("span") is not None for row in rows):
+        if rows is not None and any(row.get("span") is not None for row in rows):
             # Span labels score on the chunks of the snapshot the run was made over (spec/spans.md).
+            if labels is not rows:
+                raise ValueError(f"{suite}: span labels are not resolved in query partitions yet; evaluate it "
+                                 "with partitions=0")
             if not corpus_url:
                 unanchored(rows, judgments_url)
             resolution = resolve_spans(rows, corpus_url)

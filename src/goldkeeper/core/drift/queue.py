@@ -112,7 +112,7 @@ def rejudgment_queue(
             continue
         item: dict[str, Any] = {"item_id": queue_item_id(row), "action": "review" if status == "MERGED" else "rejudge",
                                 "status": status}
-        item.update((key, row[key]) for key in ("query_id", "query", "doc_uri", "chunk_id", "chunk_text", "text_sha", "span",
+        item.update((key, row[key]) for key in ("query_id", "query", "doc_uri", "chunk_id", "chunk_text", "text_sha",
                                                  "relevance", "labeled_by", "labeled_at") if row.get(key) is not None)
         if row.get("span") is not None:
             item["span"] = span_of(row["span"]).to_dict()
