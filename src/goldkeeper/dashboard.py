@@ -265,6 +265,11 @@ def judge_markdown(suite: str, summary: Mapping[str, Any], failed: Sequence[Mapp
              f"{summary['completion_tokens']} completion tokens.", ""]
     if failed:
         lines += [f"{summary['errors']} candidate(s) got no grade ({kinds}); their items wait for people whole.", ""]
+    if "quotes" in summary:
+        lines += [f"It quoted the words that answer in {summary['quotes']} answer(s): their labels carry them as spans, "
+                  "proposed by the judge" + (f"; {summary['quotes_unplaced']} quote(s) were not found once in their "
+                                             "passage and were left out (those labels have no span)"
+                                             if summary["quotes_unplaced"] else "") + ".", ""]
     lines += _table(["people's workload", "items"],
                     [("queued after the re-index", str(workload["queued"])),
                      ("answered by the judge", str(workload["judged"])),

@@ -7,6 +7,7 @@ import sys
 from collections import Counter
 from typing import TYPE_CHECKING, Any
 
+from goldkeeper.core.drift import span_counts
 from goldkeeper.core.rejudge import Waiting
 from goldkeeper.models.frames import labelled
 
@@ -387,6 +388,9 @@ def print_drift(result, labels: int, console: Console | None = None) -> None:
                            style="bold"))
     else:
         console.print(Text("every label still points at the text it was written for", style="green"))
+    spans = span_counts(result.findings)
+    if spans:
+        console.print(span_line(spans))
     moved = [entry for entry in result.documents if entry["found_in"]]
     for entry in moved[:_MOVES_SHOWN]:
         where = ", ".join(f"{uri} ({count})" for uri, count in entry["found_in"].items())
@@ -394,6 +398,23 @@ def print_drift(result, labels: int, console: Console | None = None) -> None:
                       f"{sum(entry['found_in'].values())} of its {entry['labels']} label(s) followed their text")
     if len(moved) > _MOVES_SHOWN:
         console.print(f"and {len(moved) - _MOVES_SHOWN} more moved page(s): see --format json's documents")
+
+
+_SPAN_WORDS = {"by_offsets": "at their offsets", "by_quote": "by their quote", "by_fuzzy": "fuzzily"}
+_UNSETTLED_WORDS = {"gone": "gone from their document", "ambiguous": "found more than once",
+                    "no_offsets": "in a snapshot without offsets", "no_chunk": "held by no live chunk"}
+
+
+def span_line(spans: dict[str, int]) -> str:
+    """How drift settled the span labels whose chunk was gone (``core.drift.span_counts``)."""
+    found = sum(spans.get(key, 0) for key in _SPAN_WORDS)
+    how = ", ".join(f"{spans[key]} {words}" for key, words in _SPAN_WORDS.items() if spans.get(key))
+    line = f"span labels: {found} found their passage again and re-anchor" + (f" ({how})" if how else "")
+    left = [(key, n) for key, n in spans.items() if key not in _SPAN_WORDS]
+    if left:
+        line += "; " + ", ".join(f"{n} {_UNSETTLED_WORDS.get(key, key)}" for key, n in left) + (
+            " (these keep what their chunk says)")
+    return line
 
 
 def drift_next(summary: dict[str, Any], judgments: str, corpus: str, *, fixed: bool, queue: str | None) -> list[str]:

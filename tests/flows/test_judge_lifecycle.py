@@ -28,7 +28,7 @@ def _docs() -> dict[str, list[str]]:
             for n in range(QUERIES + UNCHANGED)}
 
 
-def _suite(tmp_path, storage: str, judge_url: str, **judge) -> dict:
+def _suite(tmp_path, storage: str, judge_url: str, offsets: bool = False, **judge) -> dict:
     """The suite on storage: judgments on the paragraphs, a run over the re-chunked
     sentences (first sentence first), the configuration with the judge; the new chunks'
     file and the truth for the stub (query, sentence) -> grade."""
@@ -39,7 +39,8 @@ def _suite(tmp_path, storage: str, judge_url: str, **judge) -> dict:
 
     docs = _docs()
     old = [{"doc_uri": uri, "doc_revision": "1", "ordinal": 0, "text": " ".join(s)} for uri, s in docs.items()]
-    new = [{"doc_uri": uri, "doc_revision": "2" if n < QUERIES else "1", "ordinal": i, "text": text}
+    new = [{"doc_uri": uri, "doc_revision": "2" if n < QUERIES else "1", "ordinal": i, "text": text,
+            **({"start_index": len(sentences[0]) + 1 if i else 0} if offsets else {})}
            for n, (uri, sentences) in enumerate(docs.items())
            for i, text in enumerate(sentences if n < QUERIES else [" ".join(sentences)])]
     before = {c["doc_uri"]: c for c in snapshot_rows(old, "para/v1")}
@@ -258,6 +259,33 @@ def test_a_judge_below_the_kappa_floor_is_set_aside_and_the_whole_queue_goes_to_
     latest = read_history(storage, "kb")[-1]
     assert latest["verdict"] == "INDETERMINATE" and latest["kappa"] < 0.6
     assert any("below the floor of 0.6" in reason for reason in latest["reasons"])
+
+
+def test_the_judge_proposes_spans_in_the_lifecycle_and_its_labels_carry_them(tmp_path, stub):
+    """A suite whose judge has ``spans``: the judge quotes the words that answer, and each label
+    it grades relevant names that passage of the live document at the chunk's offsets,
+    proposed by the judge; the labels it grades 0 name none."""
+    from goldkeeper.core.judge import SPAN_PROMPT, prompt_sha
+    from goldkeeper.flows.lifecycle import on_reindex
+    from goldkeeper.io.storage import read_current_judgments
+
+    storage = f"file://{tmp_path}/store"
+    judge, url = stub()
+    suite = _suite(tmp_path, storage, url, offsets=True, spans=True, audit_at_most=8)
+    judge.truth = suite["truth"]
+    outcome = finished(on_reindex, suite="kb", chunks_url=suite["chunks"], storage_url=storage)
+    summary = outcome["judge"]["summary"]
+    assert summary["prompt_sha"] == prompt_sha(SPAN_PROMPT) and summary["errors"] == 0
+    data, _ = read_current_judgments(storage, "kb")
+    judged = [json.loads(line) for line in data.decode().splitlines() if "synthetic:stub-judge" in line]
+    relevant = [row for row in judged if row["relevance"]]
+    assert len(relevant) == QUERIES == summary["quotes"] and summary["quotes_unplaced"] == 0
+    docs = _docs()
+    for row in relevant:
+        span, document = row["span"], " ".join(docs[row["doc_uri"]])
+        assert span["proposed_by"] == "synthetic:stub-judge" and document[span["start"]:span["end"]] == span["exact"]
+        assert span["exact"] == docs[row["doc_uri"]][0]  # the first sentence, the one that answers
+    assert not any("span" in row for row in judged if not row["relevance"])
 
 
 def test_a_judge_that_cannot_answer_fails_closed_and_the_whole_queue_waits_for_people(tmp_path, prefect_server):

@@ -81,8 +81,16 @@ def test_the_evaluate_flow_resolves_span_labels_on_the_suites_snapshot_as_score_
     assert flowed["metrics"] == scored["metrics"] and flowed["per_query"] == scored["per_query"]
     assert flowed["inputs"]["spans"] == scored["inputs"]["spans"] and flowed["inputs"]["spans"]["resolved"] == 8
     assert flowed["verdict"] == scored["verdict"]
-    # Query partitions do not resolve spans yet: refused, not scored as document labels.
-    with pytest.raises(ValueError, match="span labels are not resolved in query partitions yet"):
+    # In query partitions: the same labels resolved, the same report but for where it was made
+    parted = finished(evaluate, suite="spans-partitioned", judgments_url=str(case / "judgments.jsonl"),
+                      run_url=str(case / "run-tokens.jsonl"), storage_url=f"file://{tmp_path}/store", k=[1, 5],
+                      corpus_url=str(corpus), gates=["recall@5:0.5"], partitions=2, generated_at=NOW)
+    split = json.loads(read_bytes(parted["report_url"]))
+    for part in ("metrics", "per_query", "verdict", "inputs", "validation"):
+        assert split[part] == flowed[part], part
+    assert not list((tmp_path / "store" / "work").rglob("*.jsonl"))  # the resolved labels' work file is gone
+    # Without the snapshot, partitions refuse a span label without a chunk_id, as score does
+    with pytest.raises(Exception, match="a span label without a chunk_id is scored on the chunks that hold its span"):
         finished(evaluate, suite="spans-partitioned", judgments_url=str(case / "judgments.jsonl"),
                  run_url=str(case / "run-tokens.jsonl"), storage_url=f"file://{tmp_path}/store", k=[1, 5],
-                 corpus_url=str(corpus), partitions=2, generated_at=NOW)
+                 partitions=2, generated_at=NOW)

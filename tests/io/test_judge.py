@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from goldkeeper.core.judge import DEFAULT_PROMPT, JudgeAnswerError, messages, parse_grade, prompt_sha
+from goldkeeper.core.judge import DEFAULT_PROMPT, JudgeAnswerError, messages, parse_answer, parse_grade, prompt_sha
 from goldkeeper.examples.stub_judge import StubJudge
 from goldkeeper.io.judge import ChatJudge, Pair, judge_pairs
 from tests.conftest import run_cli
@@ -98,6 +98,22 @@ def test_the_answer_is_read_strictly():
     assert caught.value.kind == "refusal"
     with pytest.raises(JudgeAnswerError):
         parse_grade({"error": "x"}, 3)
+
+
+def test_a_quote_is_read_as_strictly_and_only_when_asked_for():
+    def reply(content):
+        return {"choices": [{"message": {"content": content}, "finish_reason": "stop"}]}
+
+    assert parse_answer(reply('{"grade": 2, "quote": "the words"}'), 3, quote=True) == (2, "the words")
+    assert parse_answer(reply('{"grade": 0, "quote": null}'), 3, quote=True) == (0, None)
+    assert parse_answer(reply('{"grade": 1, "quote": "  "}'), 3, quote=True) == (1, None)  # blank: no quote
+    assert parse_answer(reply('{"grade": 1}'), 3, quote=True) == (1, None)
+    for content, quote in [('{"grade": 1, "quote": "w"}', False), ('{"grade": 1, "quote": 3}', True),
+                           ('{"grade": 1, "quote": ["w"]}', True), ('{"quote": "w"}', True),
+                           ('{"grade": 1, "quote": "w", "why": "x"}', True)]:
+        with pytest.raises(JudgeAnswerError) as caught:
+            parse_answer(reply(content), 3, quote=quote)
+        assert caught.value.kind == "malformed", content
 
 
 def test_the_default_prompt_names_the_scale_and_asks_for_the_object():

@@ -32,7 +32,8 @@ def one(row, chunks):
 def test_score_with_corpus_reports_drift_and_gates_on_it(tmp_path):
     case = FIXTURES / "drift"
     run = tmp_path / "run.jsonl"
-    run.write_text("".join(json.dumps({"query_id": q, "ranking": ["x"]}) + "\n" for q in ("q1", "q2", "q3", "q4")))
+    live = json.loads((case / "corpus.json").read_text())["chunks"][0]["chunk_id"]  # a run over this snapshot
+    run.write_text("".join(json.dumps({"query_id": q, "ranking": [live]}) + "\n" for q in ("q1", "q2", "q3", "q4")))
     result = run_cli("score", "--judgments", str(case / "judgments.jsonl"), "--run", str(run),
                      "--corpus", str(case / "corpus.json"), "--gate", "drift:0.5", "--format", "json")
     report = json.loads(result.stdout)

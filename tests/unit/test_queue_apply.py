@@ -301,3 +301,61 @@ def _item_id(label):
     from goldkeeper.core.drift import queue_item_id
 
     return queue_item_id(label)
+
+
+def test_the_judge_proposes_spans_that_queue_apply_places_marked_as_proposed(suite):
+    """goldkeeper judge --spans: the stub quotes the sentence that answers; each answer whose
+    quote is found once in its passage carries it, and queue apply makes it the label's span at
+    the document's offsets, proposed_by the judge. A quote the passage does not hold is left
+    out (the grade stands, the label has no span), and is counted."""
+    from goldkeeper.core.judge import SPAN_PROMPT, prompt_sha
+    from goldkeeper.examples.stub_judge import StubJudge
+
+    tmp_path, judgments, corpus = suite[:3]
+    placed = _placed(suite)
+    document = " ".join(chunk["text"] for chunk in placed)
+    queue = tmp_path / "placed-queue.jsonl"
+    assert run_cli("drift", "-j", str(judgments), "-c", str(corpus), "--queue", str(queue)).code == 1
+    assert all("start_index" in c for line in queue.read_text().splitlines() for c in json.loads(line)["candidates"])
+    texts = [(item["query"], c["text"]) for line in queue.read_text().splitlines()
+             for item in [json.loads(line)] for c in item["candidates"]]
+    truth = {pair: n % 3 for n, pair in enumerate(texts)}  # grade 0 for some: those quote nothing
+    for failures, out in (({}, "judge.jsonl"), ({"misquote": 1.0}, "misquoted.jsonl")):
+        stub = StubJudge(truth, failures=failures)
+        url = stub.start()
+        try:
+            judged = run_cli("judge", str(queue), "--base-url", url, "--model", "stub-judge", "--max-grade", "2",
+                             "--spans", "--out", str(tmp_path / out), "--now", "2026-12-04T00:00:00Z", "--format", "json",
+                             cwd=tmp_path)
+        finally:
+            stub.stop()
+        assert judged.code == 0, judged.stderr
+        summary = json.loads(judged.stdout)
+        answers = [json.loads(line) for line in (tmp_path / out).read_text().splitlines()]
+        graded_above_0 = sum(1 for a in answers if a["relevance"])
+        assert graded_above_0 and {a["prompt_sha"] for a in answers} == {prompt_sha(SPAN_PROMPT)}
+        if failures:
+            assert summary["quotes"] == 0 and summary["quotes_unplaced"] == graded_above_0
+            assert not any("quote" in a for a in answers)
+        else:
+            assert summary["quotes"] == graded_above_0 and summary["quotes_unplaced"] == 0
+            assert all(("quote" in a) == bool(a["relevance"]) for a in answers)
+    before = judgments.read_bytes()
+    result = run_cli("queue", "apply", "-j", str(judgments), "-q", str(queue), "-a", str(tmp_path / "judge.jsonl"),
+                     "-c", str(corpus), "-o", str(tmp_path / "out.jsonl"))
+    assert result.code == 0, result.stderr
+    assert judgments.read_bytes() == before  # -o: the judgments stay as they were
+    rows = [json.loads(line) for line in (tmp_path / "out.jsonl").read_text().splitlines()]
+    spans = [r for r in rows if r.get("labeled_by") == "synthetic:stub-judge" and r["relevance"]]
+    assert spans and all(r["span"]["proposed_by"] == "synthetic:stub-judge" for r in spans)
+    for row in spans:
+        span = row["span"]
+        chunk = next(c for c in placed if c["chunk_id"] == row["chunk_id"])
+        assert document[span["start"]:span["end"]] == span["exact"]
+        assert chunk["start_index"] <= span["start"] < span["end"] <= chunk["start_index"] + len(chunk["text"])
+    assert not any("span" in r for r in rows if r.get("labeled_by") == "synthetic:stub-judge" and not r["relevance"])
+    assert goldkeeper.validate(goldkeeper.parse_judgments((tmp_path / "out.jsonl").read_bytes())).ok
+    unplaced = run_cli("queue", "apply", "-j", str(judgments), "-q", str(queue), "-a", str(tmp_path / "misquoted.jsonl"),
+                       "-c", str(corpus), "-o", str(tmp_path / "out2.jsonl"))
+    assert unplaced.code == 0, unplaced.stderr
+    assert not any("span" in json.loads(line) for line in (tmp_path / "out2.jsonl").read_text().splitlines())

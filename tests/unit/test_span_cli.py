@@ -64,6 +64,81 @@ def test_span_labels_without_the_runs_snapshot_say_what_to_give(snapshot):
     assert done.code == 2 and "one snapshot for all runs or one per run (2), got 3" in done.stderr
 
 
+def test_a_run_over_another_snapshot_is_refused_not_scored_0(tmp_path, snapshot):
+    """The tokens chunker's run given the recursive chunker's snapshot: none of its ids is a
+    chunk there, so it would score 0 on every query; it is refused in one line, nothing written.
+    A run that ranks documents (doc_uri) over the same snapshot is no such mistake."""
+    report = tmp_path / "report.json"
+    for args in (("score", "-r", str(CASE / "run-tokens.jsonl"), "--corpus", str(snapshot), "--report", str(report)),
+                 ("compare", "-r", str(CASE / "run-recursive.jsonl"), "-r", str(CASE / "run-tokens.jsonl"),
+                  "--corpus", str(snapshot))):
+        done = run_cli(*args, "-j", str(CASE / "judgments.jsonl"))
+        assert done.code == 2 and done.stdout == "", done
+        (line,) = done.stderr.strip().splitlines()
+        assert line.startswith(f"error: {CASE / 'run-tokens.jsonl'}: none of the first ") and "another snapshot" in line
+    assert not report.exists()
+    by_document = tmp_path / "documents.jsonl"
+    by_document.write_text("".join(json.dumps({"query_id": row["query_id"], "ranking": [row["doc_uri"]]}) + "\n"
+                                   for row in GOLD), encoding="utf-8")
+    labels = tmp_path / "doc-labels.jsonl"
+    labels.write_text("".join(json.dumps({k: v for k, v in row.items() if k != "span"}) + "\n" for row in GOLD),
+                      encoding="utf-8")
+    done = run_cli("score", "-j", str(labels), "-r", str(by_document), "--corpus", str(snapshot), "--format", "json")
+    assert done.code in (0, 1), done.stderr
+    assert json.loads(done.stdout)["metrics"]["recall@10"]["value"] == 1.0
+
+
+def test_drift_says_how_the_span_labels_were_settled(tmp_path, snapshot):
+    """The gold set as chunk labels of the recursive chunker, each with its span, drifted to the
+    tokens chunker: every chunk is gone, every passage is found again at its offsets, but one
+    whose words were changed, which is gone; text and JSON count them."""
+    chunks = json.loads(snapshot.read_text())["chunks"]
+    rows = []
+    for row in GOLD:
+        span = row["span"]
+        chunk = next(c for c in chunks if c["doc_uri"] == row["doc_uri"]
+                     and c["start_index"] <= span["start"] < c["start_index"] + len(c["text"]))
+        rows.append({**row, "chunk_id": chunk["chunk_id"], "chunk_text": chunk["text"]})
+    exact = rows[0]["span"]["exact"]
+    rows[0] = {**rows[0], "span": {**rows[0]["span"], "exact": "Z" * len(exact)}}  # words no document holds
+    labels = tmp_path / "labels.jsonl"
+    labels.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    tokens = tmp_path / "tokens.json"
+    assert run_cli("snapshot", str(CASE / "chunks-tokens.jsonl"), "--chunker", "tokens", "-o", str(tokens),
+                   "--quiet").code == 0
+    text = run_cli("drift", "-j", str(labels), "-c", str(tokens))
+    assert (f"span labels: {len(GOLD) - 1} found their passage again and re-anchor ({len(GOLD) - 1} at their "
+            "offsets); 1 gone from their document (these keep what their chunk says)") in text.stdout
+    payload = json.loads(run_cli("drift", "-j", str(labels), "-c", str(tokens), "--format", "json").stdout)
+    assert payload["spans"] == {"by_offsets": len(GOLD) - 1, "gone": 1}
+    assert payload["summary"]["re_anchorable"] == len(GOLD) - 1
+
+
+def test_score_audit_resolves_the_judges_and_peoples_span_labels_on_the_runs_snapshot(tmp_path, snapshot):
+    """The gold set as the judge's labels, four of its queries audited by a person who agrees:
+    both resolve on the run's snapshot, and the judge's labels alone score as the gold set does
+    (every grade is 1: kappa is undefined, and said so). Without the snapshot, people's span labels are refused too."""
+    stamp = {"labeled_at": "2026-12-01T00:00:00Z"}
+    judge = tmp_path / "judge.jsonl"
+    judge.write_text("".join(json.dumps({**row, **stamp, "labeled_by": "synthetic:m"}) + "\n" for row in GOLD))
+    people = tmp_path / "people.jsonl"
+    people.write_text("".join(json.dumps({**row, **stamp, "labeled_by": "human:ana"}) + "\n" for row in GOLD[:4]))
+    run = str(CASE / "run-recursive.jsonl")
+    audited = run_cli("score", "-j", str(judge), "-r", run, "--corpus", str(snapshot), "--audit", str(people),
+                      "-k", "5", "--format", "json")
+    assert audited.code in (0, 1), audited.stderr
+    report = json.loads(audited.stdout)
+    plain = json.loads(run_cli("score", "-j", str(CASE / "judgments.jsonl"), "-r", run, "--corpus", str(snapshot),
+                               "-k", "5", "--format", "json").stdout)
+    assert report["audit"]["queries"] == 4 and report["audit"]["kappa"] is None
+    for metric in ("recall@5", "ndcg@5"):
+        estimate = report["audit"]["estimates"][metric]
+        assert estimate["n_labeled"] == 4 and estimate["judge_bias"] == 0.0
+        assert estimate["judge_mean"] == pytest.approx(plain["metrics"][metric]["value"]) and estimate["judge_mean"] > 0
+    refused = run_cli("score", "-j", str(CASE / "judgments.jsonl"), "-r", run, "--audit", str(people))
+    assert refused.code == 2 and "--corpus" in refused.stderr
+
+
 def test_validate_counts_a_span_as_an_anchor():
     done = run_cli("validate", str(CASE / "judgments.jsonl"))
     assert done.code == 0, done

@@ -75,6 +75,9 @@ def test_suite_set_configures_the_judge_shows_it_and_turns_it_off(tmp_path, monk
     changed = run_cli("suite", "set", "w", "--kappa-floor", "0.7", "--storage", root)  # the rest is kept
     config = json.loads(run_cli("suite", "show", "w", "--storage", root, "--format", "json").stdout)
     assert changed.code == 0 and config["judge"]["kappa_floor"] == 0.7 and config["judge"]["model"] == "qwen"
+    assert not config["judge"]["spans"]
+    assert run_cli("suite", "set", "w", "--judge-spans", "--storage", root).code == 0
+    assert "kappa floor 0.7; it proposes spans" in run_cli("suite", "show", "w", "--storage", root).stdout
     assert run_cli("suite", "set", "w", "--judge-url", "off", "--storage", root).code == 0
     assert "judge: none" in run_cli("suite", "show", "w", "--storage", root).stdout
 

@@ -105,6 +105,7 @@ class LabelsFormat(str, Enum):
     trec = "trec"
     beir = "beir"
     gold = "gold"
+    parquet = "parquet"
 
 
 class ReportFormat(str, Enum):

@@ -20,7 +20,7 @@ from goldkeeper.cli.app import (
     progress,
     share,
 )
-from goldkeeper.errors import EXIT_FAILED, EXIT_OK, UsageError
+from goldkeeper.errors import EXIT_FAILED, EXIT_OK, InputError, UsageError
 from goldkeeper.io.files import source_name
 
 
@@ -37,6 +37,7 @@ def drift(
     quiet: QuietOption = False,
 ) -> None:
     """Classify every label against a live corpus; --fix re-anchors the recoverable ones."""
+    from goldkeeper.core.drift import span_counts
     from goldkeeper.io.snapshots import classify_url
 
     fix = fix or in_place
@@ -46,6 +47,8 @@ def drift(
         raise UsageError("--out only applies with --fix")
     if fix and judgments == "-" and not out:
         raise UsageError("--fix on stdin needs --out")
+    if fix and (out or judgments).endswith(".parquet"):
+        raise UsageError("--fix writes judgments JSONL: give --out NAME.jsonl (convert makes Parquet of it after)")
     if not 0.0 <= max_invalid <= 1.0:
         raise UsageError(f"--max-invalid: a share between 0 and 1, got {max_invalid}")
     with progress("chunks classified", quiet=quiet or output is OutputFormat.json) as advance:
@@ -57,6 +60,9 @@ def drift(
     needs_person = summary["split"] + summary["orphaned"]
     if output is OutputFormat.json:
         payload = result.to_dict()
+        spans = span_counts(result.findings)
+        if spans:
+            payload["spans"] = spans
         if fix:
             payload["fixed"] = {"reanchored": moved, "needs_a_person": needs_person, "written_to": out or judgments}
         emit_json(payload, large=True)
@@ -101,9 +107,9 @@ def _fix_and_queue(judgments: str, rows: Iterable[dict[str, Any]], result: Any, 
 
 @app.command()
 def snapshot(
-    chunks: Annotated[str, typer.Argument(help="Chunker output JSONL: {doc_uri, doc_revision, ordinal, text} per line.")],
+    chunks: Annotated[str, typer.Argument(help="Chunker output, JSONL or Parquet: {doc_uri, doc_revision, ordinal, text[, start_index]} per line or row.")],
     chunker: Annotated[str, typer.Option("--chunker", help="Chunker fingerprint, e.g. recursive/512/64.")],
-    out: Annotated[str, typer.Option("--out", "-o", help="corpus.json, or with --sharded a directory.")],
+    out: Annotated[str, typer.Option("--out", "-o", help="corpus.json; a name ending .parquet: a Parquet snapshot; with --sharded a directory.")],
     corpus_fingerprint: Annotated[Optional[str], typer.Option(
         "--corpus-fingerprint", help="The corpus and chunker state, as labels made against it name it.")] = None,
     sharded: Annotated[bool, typer.Option("--sharded", help="Write manifest.json plus gzip JSONL shards, streaming.")] = False,
@@ -125,10 +131,16 @@ def snapshot(
 def _write_snapshot(chunks: str, chunker: str, out: str, corpus_fingerprint: str | None, sharded: bool,
                     shard_chunks: int, gzip: bool) -> None:
     from goldkeeper.core.jsonl import decode_jsonl
+    from goldkeeper.io import parquet
     from goldkeeper.io.files import iter_lines, write_bytes_atomic
 
     source = source_name(chunks)
-    rows = decode_jsonl(iter_lines(chunks), source)
+    if parquet.is_parquet(chunks):
+        rows = ((done + n, row) for done, block in parquet.parquet_rows(chunks) for n, row in enumerate(block, 1))
+    else:
+        rows = decode_jsonl(iter_lines(chunks), source)
+    if sharded and out.endswith(".parquet"):
+        raise UsageError("--sharded writes a directory of gzip JSONL shards; a Parquet snapshot is one file")
     if sharded:
         from goldkeeper.io.snapshots import write_sharded_snapshot
 
@@ -140,8 +152,15 @@ def _write_snapshot(chunks: str, chunker: str, out: str, corpus_fingerprint: str
         return
     from goldkeeper.core.drift import build_snapshot
 
-    built = build_snapshot(rows, chunker, corpus_fingerprint, source, numbered=True)
-    write_bytes_atomic(out, (json.dumps(built, ensure_ascii=False, indent=1) + "\n").encode("utf-8"))
+    try:
+        built = build_snapshot(rows, chunker, corpus_fingerprint, source, numbered=True)
+    except InputError as error:
+        raise (parquet.at_row(error) if parquet.is_parquet(chunks) else error) from None
+    if out.endswith(".parquet"):
+        parquet.write_parquet(out, "snapshot", built["chunks"], {name: built[name] for name in (
+            "corpus_fingerprint", "chunker_fingerprint") if built.get(name) is not None})
+    else:
+        write_bytes_atomic(out, (json.dumps(built, ensure_ascii=False, indent=1) + "\n").encode("utf-8"))
     sys.stdout.write(f"wrote {out}: {len(built['chunks'])} chunks of "
                      f"{len({c['doc_uri'] for c in built['chunks']})} documents\n")
 

@@ -38,6 +38,7 @@ def judge(
     rate: Annotated[Optional[float], typer.Option("--rate", callback=positive, help="At most this many calls per second.")] = None,
     cache: Annotated[Optional[str], typer.Option("--cache", help="Answer cache (JSONL); a rerun asks nothing asked before. Default OUT.cache.jsonl.")] = None,
     errors: Annotated[Optional[str], typer.Option("--errors", help="Where the pairs that got no grade go, with why. Default OUT.errors.jsonl.")] = None,
+    spans: Annotated[bool, typer.Option("--spans", help="The judge also quotes the words that answer; its answers carry them, and the labels made from them carry them as their span, marked proposed by the judge (spec/spans.md). Default prompt: spec/judge.md's span prompt.")] = False,
     now: Annotated[Optional[str], typer.Option("--now", help="labeled_at of the answers (ISO 8601); else SOURCE_DATE_EPOCH; else now.")] = None,
     output: FormatOption = OutputFormat.text,
     quiet: QuietOption = False,
@@ -46,12 +47,12 @@ def judge(
     or out-of-scale answer, a timeout or an HTTP error is an error for its pair, which stays for
     people; never a grade."""
     from goldkeeper.cli.scoring import report_time
-    from goldkeeper.core.judge import DEFAULT_PROMPT
+    from goldkeeper.core.judge import DEFAULT_PROMPT, SPAN_PROMPT
     from goldkeeper.io.files import decode_utf8, read_bytes, source_name, write_bytes_atomic
     from goldkeeper.io.judge import judge_queue, queue_pairs
     from goldkeeper.io.storage import read_queue
 
-    template = DEFAULT_PROMPT if prompt is None else decode_utf8(read_bytes(prompt), source_name(prompt))
+    template = (SPAN_PROMPT if spans else DEFAULT_PROMPT) if prompt is None else decode_utf8(read_bytes(prompt), source_name(prompt))
     for needed in ("{query}", "{text}"):
         if needed not in template:
             raise UsageError(f"--prompt: the template must hold {needed}")
@@ -61,7 +62,7 @@ def judge(
         judged = judge_queue(items, base_url=base_url, model=model, prompt=template, top=max_grade,
                              labeled_at=labeled_at, api_key_env=api_key_env, concurrency=concurrency,
                              timeout=timeout, retries=retries, rate=rate, cache=cache or f"{out}.cache.jsonl",
-                             progress=advance)
+                             progress=advance, quotes=spans)
     answers, failed, summary = judged["answers"], judged["failed"], {**judged["summary"], "out": out}
     write_bytes_atomic(out, "".join(json.dumps(a, ensure_ascii=False) + "\n" for a in answers).encode("utf-8"))
     write_bytes_atomic(errors or f"{out}.errors.jsonl",
@@ -77,5 +78,8 @@ def judge(
             f"{summary['completion_tokens']} completion tokens\n"
             + (f"{summary['errors']} got no grade ({why}) and stay for people: {errors or out + '.errors.jsonl'}\n"
                if failed else "")
+            + (f"{summary['quotes']} answer(s) quote the words that answer"
+               + (f"; {summary['quotes_unplaced']} quote(s) were not found once in their passage and were left out"
+                  if summary["quotes_unplaced"] else "") + "\n" if spans else "")
             + f"answers in {out}\n")
     raise typer.Exit(EXIT_OK if answers or not summary['pairs'] else EXIT_FAILED)

@@ -79,7 +79,7 @@ def convert(
         typer.Option("--from", help="Input format; guessed from the name and content if omitted."),
     ] = None,
     out: Annotated[
-        Optional[str], typer.Option("--out", "-o", help="Write here (atomically) instead of stdout.")
+        Optional[str], typer.Option("--out", "-o", help="Write here (atomically) instead of stdout; a name ending .parquet writes judgments or a run as Parquet.")
     ] = None,
     as_chunk_ids: Annotated[
         bool, typer.Option("--as-chunk-ids", help="Read the qrels doc column as chunk ids.")
@@ -105,10 +105,16 @@ def convert(
     from goldkeeper.io.loading import parse_gold_data, parse_labels, parse_run_data, run_kind, with_queries
 
     source = source_name(file)
+    parquet_out = out is not None and out.endswith(".parquet")
+    if parquet_out and to not in (ConvertTarget.judgments, ConvertTarget.run):
+        raise UsageError(f"--out {out}: Parquet holds judgments or a run (--to judgments or --to run), not --to {to.value}")
     with progress(quiet=quiet):
         data = read_bytes(file)
     if to in (ConvertTarget.judgments, ConvertTarget.qrels, ConvertTarget.qrels_json):
-        kind = from_.value if from_ else qrels.detect_labels_format(data[:4096].decode("utf-8", "replace"), file)
+        from goldkeeper.io.parquet import MAGIC
+
+        kind = from_.value if from_ else "parquet" if data.startswith(MAGIC) else qrels.detect_labels_format(
+            data[:4096].decode("utf-8", "replace"), file)
         if kind == "gold":
             labels, derived = parse_gold_data(data, source)
             if derived:
@@ -122,6 +128,11 @@ def convert(
             labels = [Judgment.model_construct(**row) for row in with_queries([j.__dict__ for j in labels], queries_file)]
         if corpus is not None:
             labels = _with_spans(labels, corpus, source)
+        if parquet_out:
+            from goldkeeper.io.parquet import write_parquet
+
+            write_parquet(out or "", "judgments", (label.canonical_dict() for label in labels))
+            return
         write = {ConvertTarget.judgments: dump_judgments, ConvertTarget.qrels: qrels.to_qrels,
                  ConvertTarget.qrels_json: nested.to_nested_qrels}[to]
         text = write(labels) if to is ConvertTarget.judgments else write(labels, source)
@@ -131,6 +142,11 @@ def convert(
         if queries_file is not None:
             raise UsageError("--queries-file gives labels their query texts; a run has none")
         entries = parse_run_data(data, source, run_kind(file, from_.value if from_ else None, data))
+        if parquet_out:
+            from goldkeeper.io.parquet import write_parquet
+
+            write_parquet(out or "", "run", (entry.model_dump(exclude_none=True) for entry in entries))
+            return
         if to is ConvertTarget.trec_run:
             text = qrels.to_trec_run(entries, tag, source)
         else:

@@ -264,7 +264,7 @@ def run_score(*, judgments: str, run: str, k: list[str], threshold: int, gate: l
     count_drift = None
     if corpus:
         from goldkeeper.core.drift import drift_counts
-        from goldkeeper.io.snapshots import open_corpus, resolve_spans_at
+        from goldkeeper.io.snapshots import check_run_over, open_corpus, resolve_spans_at
 
         def count_drift(rows: list[dict[str, Any]]) -> Any:
             return drift_counts(rows, open_corpus(corpus))
@@ -272,7 +272,8 @@ def run_score(*, judgments: str, run: str, k: list[str], threshold: int, gate: l
     with progress(quiet=quiet or output is ScoreFormat.json):
         read = read_scoring_inputs(judgments, judgments_format.value if judgments_format else None,
                                    run, run_format, ks, threshold, on_rows=count_drift,
-                                   resolve=(lambda rows: resolve_spans_at(corpus, rows)) if corpus else None)
+                                   resolve=(lambda rows: resolve_spans_at(corpus, rows)) if corpus else None,
+                                   check_keys=(lambda keys: check_run_over(corpus, keys, run)) if corpus else None)
     drift_counts_found, corpus_info = read.from_rows if corpus else (None, None)
     inputs = {"judgments": {"url": judgments, "sha256": read.judgments_sha},
               "run": {"url": run, "sha256": read.run_sha}}
@@ -285,7 +286,7 @@ def run_score(*, judgments: str, run: str, k: list[str], threshold: int, gate: l
     labels, scored = read.qrels, read.run
     audited = None
     if audit:
-        labels, scored, audited = _audit(judgments, run, run_format, audit, ks, threshold, kappa_floor)
+        labels, scored, audited = _audit(judgments, run, run_format, audit, ks, threshold, kappa_floor, corpus)
         inputs["audit"] = {"url": audit}
     # The report stays JSON values (no pydantic) unless a renderer wants the model.
     built = evaluate(labels, scored, read.validation, settings, generated_at=generated, baseline=previous,
@@ -314,16 +315,24 @@ def run_score(*, judgments: str, run: str, k: list[str], threshold: int, gate: l
 
 
 def _audit(judgments: str, run: str, run_format: str | None, audit: str, ks: list[int], threshold: int,
-           floor: float | None) -> tuple[Any, Any, Any]:
+           floor: float | None, corpus: str | None) -> tuple[Any, Any, Any]:
     """The labels, the run and the ``Audit`` for ``score --audit``: people's labels on a sample
-    of the queries (a judgments file of human: labels), beside the judge's in the judgments."""
+    of the queries (a judgments file of human: labels), beside the judge's in the judgments;
+    span labels of either resolved to the chunks of the run's snapshot ``corpus``."""
     from goldkeeper.core.evaluation import audit_of
     from goldkeeper.core.scoring import build_qrels
-    from goldkeeper.io.loading import load_label_rows, load_run_prefixes
+    from goldkeeper.io.loading import load_label_rows, load_run_prefixes, unanchored
 
     rows, _ = load_label_rows(judgments)
     people, _ = load_label_rows(audit)
     source = source_name(audit)
+    if corpus is None:
+        unanchored(people, source)
+    else:
+        from goldkeeper.io.snapshots import resolve_spans_at
+
+        rows, people = (resolve_spans_at(corpus, labels).rows if any(row.get("span") for row in labels) else labels
+                        for labels in (rows, people))
     for row in people:
         if not str(row.get("labeled_by") or "").startswith("human:"):
             raise UsageError(f"--audit: {source} holds people's labels only (labeled_by human:<name>); query "
@@ -668,6 +677,11 @@ def compare(
             resolved[snapshot] = _resolved(rows, snapshot)
         qrels, spans = resolved[snapshot]
         entries, hashed = load_run(url)
+        if snapshot is not None:
+            from goldkeeper.io.snapshots import check_run_over
+
+            entries = list(entries)
+            check_run_over(snapshot, (key for entry in entries for key in entry.ranking), url)
         result = score_run(qrels, entries, k=ks, threshold=threshold)
         named.append((url, result))
         info = {"url": url, "sha256": hashed.hexdigest(), "missing_queries": result.missing_queries}

@@ -103,7 +103,8 @@ def _suite_text(config, judgments_url: str) -> str:
             + (f"judge: {config.judge.model} at {config.judge.base_url}; people audit "
                + (f"enough queries for an interval {config.judge.audit_width:g} wide" if config.judge.audit_width
                   else "every query") + (f", at most {config.judge.audit_at_most}" if config.judge.audit_at_most else "")
-               + (f"; kappa floor {config.judge.kappa_floor:g}" if config.judge.kappa_floor is not None else "") + "\n"
+               + (f"; kappa floor {config.judge.kappa_floor:g}" if config.judge.kappa_floor is not None else "")
+               + ("; it proposes spans" if config.judge.spans else "") + "\n"
                if config.judge else "judge: none (people answer the whole queue)\n"))
 
 
@@ -177,6 +178,7 @@ def suite_set(
     audit_width: Annotated[Optional[float], typer.Option("--audit-width", callback=width, help="People audit enough queries for a 95% interval this wide from them alone (default 0.2).")] = None,
     audit_at_most: Annotated[Optional[int], typer.Option("--audit-at-most", callback=queries, help="People audit at most this many queries.")] = None,
     kappa_floor: Annotated[Optional[float], typer.Option("--kappa-floor", callback=kappa, help="Below this kappa on the audit the judge is set aside and people answer the whole queue.")] = None,
+    judge_spans: Annotated[Optional[bool], typer.Option("--judge-spans/--no-judge-spans", help="The judge also quotes the words that answer; its labels carry them as spans, proposed by the judge (spec/spans.md).")] = None,
     storage: StorageOption = None,
 ) -> None:
     """Change a suite's configuration: each option given replaces that field (--run and
@@ -189,7 +191,8 @@ def suite_set(
     current = read_suite(root, suite).model_dump()
     judge = {name: value for name, value in (("base_url", judge_url), ("model", judge_model),
                                              ("api_key_env", judge_key_env), ("audit_width", audit_width),
-                                             ("audit_at_most", audit_at_most), ("kappa_floor", kappa_floor))
+                                             ("audit_at_most", audit_at_most), ("kappa_floor", kappa_floor),
+                                             ("spans", judge_spans))
              if value is not None}
     if judge_url == "off":
         changes["judge"] = None

@@ -5,6 +5,10 @@ as the JSON object ``{"grade": N}``. The answer is read strictly: anything but e
 object with a whole number from 0 to the top grade is an error for that pair (a refusal, a
 malformed or an out-of-scale answer), never a grade, so the pair is left for people.
 
+Asked for spans too (``SPAN_PROMPT``), the judge answers ``{"grade": N, "quote": "..."}``:
+the words of the passage that answer the query, copied, or null; a quote is read as strictly
+(a string or null, nothing else), and where it is placed is the caller's to check.
+
 The prompt is a template with ``{query}``, ``{text}``, ``{top}`` (the top grade) and
 ``{scale}`` (the grades in words); its hash names it on every label it made.
 """
@@ -16,7 +20,8 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["DEFAULT_PROMPT", "JudgeAnswerError", "messages", "parse_grade", "prompt_sha", "scale_words"]
+__all__ = ["DEFAULT_PROMPT", "SPAN_PROMPT", "JudgeAnswerError", "messages", "parse_answer", "parse_grade", "prompt_sha",
+           "scale_words"]
 
 #: The default prompt: a system message and a user message, separated by a line "---".
 #: UMBRELA-style (Upadhyay et al. 2024): the grader is told what each grade means and asked for
@@ -32,6 +37,12 @@ Grade how well the passage answers the query, on this scale:
 {scale}
 
 Answer with the JSON object {{"grade": N}}, N a whole number from 0 to {top}, and nothing else."""
+
+#: The default prompt when the judge proposes spans: the same question, and the words that answer.
+SPAN_PROMPT = DEFAULT_PROMPT.replace(
+    'Answer with the JSON object {{"grade": N}}, N a whole number from 0 to {top}, and nothing else.',
+    'Answer with the JSON object {{"grade": N, "quote": Q}}, N a whole number from 0 to {top}, and Q the shortest '
+    'words of the passage that answer the query, copied exactly from it (null when N is 0), and nothing else.')
 
 
 class JudgeAnswerError(ValueError):
@@ -90,9 +101,9 @@ def _reply(payload: Any) -> _Reply:
                   choice.get("finish_reason") if isinstance(choice, dict) else None)
 
 
-def parse_grade(payload: Any, top: int) -> int:
-    """The grade in a chat-completions response (its JSON), read strictly; ``JudgeAnswerError``
-    for anything else."""
+def parse_answer(payload: Any, top: int, *, quote: bool = False) -> tuple[int, str | None]:
+    """The grade in a chat-completions response (its JSON), and with ``quote`` the words quoted
+    (None when there are none), read strictly; ``JudgeAnswerError`` for anything else."""
     reply = _reply(payload)
     if reply.refusal or reply.finish_reason == "content_filter":
         raise JudgeAnswerError("refusal", f"the judge refused: {(reply.refusal or 'content filter')[:80]}")
@@ -103,11 +114,20 @@ def parse_grade(payload: Any, top: int) -> int:
         found = json.loads(text)
     except ValueError:
         raise JudgeAnswerError("malformed", f"not a JSON object: {text[:60]!r}") from None
-    if not isinstance(found, dict) or set(found) != {"grade"}:
-        raise JudgeAnswerError("malformed", f'not the object {{"grade": N}}: {text[:60]!r}')
-    grade = found["grade"]
+    if not isinstance(found, dict) or "grade" not in found or not set(found) <= ({"grade", "quote"} if quote else {"grade"}):
+        shape = '{"grade": N, "quote": Q}' if quote else '{"grade": N}'
+        raise JudgeAnswerError("malformed", f"not the object {shape}: {text[:60]!r}")
+    grade, words = found["grade"], found.get("quote")
     if type(grade) is not int:
         raise JudgeAnswerError("malformed", f"the grade is not a whole number: {grade!r}"[:100])
     if not 0 <= grade <= top:
         raise JudgeAnswerError("out-of-scale", f"grade {grade} is off the scale 0 to {top}")
-    return grade
+    if words is not None and not isinstance(words, str):
+        raise JudgeAnswerError("malformed", f"the quote is not a string or null: {words!r}"[:100])
+    return grade, (words if words and words.strip() else None)
+
+
+def parse_grade(payload: Any, top: int) -> int:
+    """The grade in a chat-completions response (its JSON), read strictly; ``JudgeAnswerError``
+    for anything else."""
+    return parse_answer(payload, top)[0]

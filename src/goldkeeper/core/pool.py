@@ -20,7 +20,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from goldkeeper.core.drift import LiveChunk
-from goldkeeper.core.rejudge import label_on
+from goldkeeper.core.rejudge import label_on, quote_problem, span_on
 
 __all__ = ["pool_item_id", "pool_items", "pooled_labels"]
 
@@ -63,14 +63,16 @@ def pool_items(labels: Iterable[Mapping[str, Any]], runs: Iterable[Iterable[tupl
                       "status": "UNJUDGED", "query_id": query_id, "query": query, "doc_uri": chunks[0].doc_uri,
                       "relevance": 0, **({"stratum": strata[query_id]} if query_id in strata else {}),
                       "candidates": [{"chunk_id": c.chunk_id, "doc_uri": c.doc_uri, "ordinal": c.ordinal,
-                                      "text": c.text} for c in chunks]})
+                                      "text": c.text, **({} if c.start_index is None else {"start_index": c.start_index})}
+                                     for c in chunks]})
     return items
 
 
 def pooled_labels(items: Iterable[Mapping[str, Any]], answers: Iterable[Mapping[str, Any]],
                   live: Mapping[str, LiveChunk], corpus_fingerprint: str | None) -> list[dict[str, Any]]:
     """Each of the judge's ``answers`` (queue-answer rows) on a pool item as a new label of its
-    query on that chunk, canonical and checked."""
+    query on that chunk, canonical and checked; an answer's ``quote`` that places on the chunk
+    is the label's span (proposed by the judge), one that does not is left out."""
     by_id = {item["item_id"]: item for item in items}
     out = []
     for line, answer in enumerate(answers, start=1):
@@ -84,5 +86,8 @@ def pooled_labels(items: Iterable[Mapping[str, Any]], answers: Iterable[Mapping[
                                   "prompt_sha": answer["prompt_sha"], "pooled_from": item["item_id"]}
         if item.get("stratum"):
             values["stratum"] = item["stratum"]
+        quote = answer.get("quote")
+        if quote is not None and quote_problem(quote, chunk.text, chunk.start_index) is None:
+            values["span"] = span_on(chunk, quote, None, answer["labeled_by"])
         out.append(label_on(values, chunk, corpus_fingerprint, "the judge's pool answers", line))
     return out

@@ -33,7 +33,7 @@ from goldkeeper.models.judgment import Judgment
 from goldkeeper.models.records import MAX_RELEVANCE, QUEUE_ANSWER, FieldSpec, canonical_judgment
 
 __all__ = ["AppliedAnswers", "Waiting", "apply_answers", "check_answers", "grade_answers", "label_on", "label_origin", "overlap",
-           "pending_items", "quote_problem", "quoted_in", "reviewer_problem", "walked"]
+           "pending_items", "quote_problem", "quoted_in", "reviewer_problem", "span_on", "walked"]
 
 NONE = "none"
 
@@ -169,15 +169,17 @@ def quote_problem(quote: Any, text: str | None, start_index: int | None) -> str 
     return None
 
 
-def _span_on(chunk: LiveChunk, quote: str | None, span: Mapping[str, Any] | None) -> dict[str, Any] | None:
-    """The span of a label answered on ``chunk``: the ``quote`` placed by the chunk's offsets
-    (checked by ``quote_problem``), else the label's ``span`` while the chunk holds it at its
-    offsets, else none."""
+def span_on(chunk: LiveChunk, quote: str | None, span: Mapping[str, Any] | None,
+            labeled_by: str = "") -> dict[str, Any] | None:
+    """The span of a label answered on ``chunk`` by ``labeled_by``: the ``quote`` placed by the
+    chunk's offsets (checked by ``quote_problem``; a judge's, ``synthetic:``, is marked
+    ``proposed_by`` it), else the label's ``span`` while the chunk holds it at its offsets,
+    else none."""
     text, start = chunk.text or "", chunk.start_index
     if quote is not None and start is not None:
         (begin, end), = quoted(text, quote)
         return Span(start + begin, start + end, text[begin:end], text[max(0, begin - CONTEXT):begin],
-                    text[end:end + CONTEXT]).to_dict()
+                    text[end:end + CONTEXT], labeled_by if labeled_by.startswith("synthetic:") else None).to_dict()
     held = span is not None and start is not None and span["start"] >= start
     return dict(span) if held and text[span["start"] - start:span["end"] - start] == span["exact"] else None
 
@@ -256,7 +258,7 @@ def apply_answers(
             values = dict(label)
             values.pop("reanchored_from", None)
             values.pop("span", None)
-            span = _span_on(chunk, answer.get("quote"), label.get("span"))
+            span = span_on(chunk, answer.get("quote"), label.get("span"), answer["labeled_by"])
             if span is not None:
                 values["span"] = span
             values.update(chunk_id=chunk.chunk_id, doc_uri=chunk.doc_uri, relevance=answer["relevance"],

@@ -14,6 +14,11 @@ seeded by the request, so a run against it is repeatable:
   pass; ``malformed``, ``refusal`` and ``out-of-scale`` answers are the same for the same
   question, every time.
 
+Asked for spans (the prompt asks for ``"quote"``), it quotes the sentence of the passage that
+holds the most of the query's words (``quotes`` tells it others: ``(query, passage) -> words``),
+null for grade 0; the failure kind ``misquote`` is the share of quotes that are words the
+passage does not hold.
+
 ``GET /stats`` says how many chat calls it served. Run it alone with
 ``python -m goldkeeper.examples.stub_judge --port 8089 [--noise 0.1] [--bias 0.1] [--latency 0.05]``.
 """
@@ -37,8 +42,10 @@ _QUERY = re.compile(r"^Query: (.*)$", re.MULTILINE)
 _PASSAGE = re.compile(r"^Passage: (.*?)\n\nGrade", re.MULTILINE | re.DOTALL)
 _TOP = re.compile(r"from 0 to ([0-9]+)")
 _WORD = re.compile(r"\w+")
+_SENTENCE = re.compile(r"[^.!?\n]+[.!?]?")
 TRANSIENT = ("http500", "http429", "timeout")
 ANSWERS = ("malformed", "refusal", "out-of-scale")
+QUOTES = ("misquote",)
 
 
 def _draw(*parts: Any) -> float:
@@ -57,11 +64,13 @@ class StubJudge:
 
     def __init__(self, truth: Mapping[tuple[str, str], int] | None = None, *, noise: float = 0.0, bias: float = 0.0,
                  latency: float = 0.0, failures: Mapping[str, float] | None = None, hang: float = 5.0,
-                 seed: int = 0, model: str = "stub-judge") -> None:
-        unknown = set(failures or {}) - {*TRANSIENT, *ANSWERS}
+                 seed: int = 0, model: str = "stub-judge", quotes: Mapping[tuple[str, str], str] | None = None,
+                 ) -> None:
+        unknown = set(failures or {}) - {*TRANSIENT, *ANSWERS, *QUOTES}
         if unknown:
             raise ValueError(f"stub judge: unknown failure kinds {sorted(unknown)}")
         self.truth, self.noise, self.bias, self.latency = dict(truth or {}), noise, bias, latency
+        self.quotes = dict(quotes or {})
         self.failures, self.hang, self.seed, self.model = dict(failures or {}), hang, seed, model
         self.calls = 0
         self.seen: Counter[str] = Counter()
@@ -74,6 +83,14 @@ class StubJudge:
         words = {w.lower() for w in _WORD.findall(query)}
         held = {w.lower() for w in _WORD.findall(passage)}
         return round(top * len(words & held) / len(words)) if words else 0
+
+    def quote(self, query: str, passage: str) -> str:
+        """The words it quotes as answering ``query`` in ``passage``."""
+        if (query, passage) in self.quotes:
+            return self.quotes[query, passage]
+        words = {w.lower() for w in _WORD.findall(query)}
+        sentences = [m.group(0).strip() for m in _SENTENCE.finditer(passage) if m.group(0).strip()] or [passage]
+        return max(sentences, key=lambda s: len(words & {w.lower() for w in _WORD.findall(s)}))
 
     def answer(self, body: dict[str, Any]) -> tuple[int, dict[str, str], dict[str, Any] | None]:
         """The status, headers and JSON body of the answer to one request."""
@@ -103,6 +120,11 @@ class StubJudge:
         elif _draw(self.seed, "bias", q, p) < self.bias:
             grade = min(t, grade + 1)
         content, refusal = json.dumps({"grade": grade}), None
+        if '"quote"' in text:
+            words = self.quote(q, p) if grade else None
+            if words is not None and _draw(self.seed, "misquote", q, p) < self.failures.get("misquote", 0.0):
+                words = "words this passage does not hold"
+            content = json.dumps({"grade": grade, "quote": words})
         share, answer = 0.0, _draw(self.seed, "answer", q, p)
         for kind in ANSWERS:
             share += self.failures.get(kind, 0.0)

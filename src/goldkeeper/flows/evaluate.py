@@ -21,6 +21,7 @@ from prefect.states import Completed, Failed, State
 
 from goldkeeper.core.drift import drift_counts
 from goldkeeper.core.evaluation import Settings
+from goldkeeper.core.judgments import dump_rows
 from goldkeeper.core.rejudge import Waiting
 from goldkeeper.core.scoring import build_qrels, score
 from goldkeeper.core.trend import attribute_change, gate_thresholds, gated_metrics, trend_points, with_queued_found
@@ -38,7 +39,7 @@ from goldkeeper.flows.faults import step, storage_root
 from goldkeeper.flows.reports import evaluation
 from goldkeeper.flows.scale import clean_work, score_in_partitions, task_runner
 from goldkeeper.flows.signals import announce, tag_run
-from goldkeeper.io.files import read_bytes
+from goldkeeper.io.files import open_write_atomic, read_bytes
 from goldkeeper.io.loading import load_label_rows, load_run_prefixes, unanchored
 from goldkeeper.io.snapshots import open_corpus, resolve_spans_at
 from goldkeeper.io.storage import (
@@ -281,11 +282,26 @@ def audit_key(audit_url: str) -> dict[str, Any]:
     return audit_sha256s(audit_url)
 
 
+@step(timeout_seconds=900)
+def write_resolved(work_url: str, rows: list[dict[str, Any]]) -> str:
+    """Labels resolved to a snapshot's chunks, as a judgments file in the work folder."""
+    url = f"{work_url}/resolved-judgments.jsonl"
+    with open_write_atomic(url) as sink:
+        sink.writelines(dump_rows(rows))  # type: ignore[attr-defined]
+    return url
+
+
 def _score_in_partitions(storage_url: str, suite: str, judgments_url: str, run_url: str, partitions: int,
-                         k: list[int], threshold: int, cluster: str | None, workers: int):
+                         k: list[int], threshold: int, cluster: str | None, workers: int,
+                         resolved: list[dict[str, Any]] | None = None):
+    """Score in query partitions; ``resolved``: the labels with their spans resolved to the
+    run's snapshot, scored instead of the file's rows (the file's hash and validation are the
+    caller's)."""
     work_url = f"{storage_url.rstrip('/')}/work/{suite_slug(suite)}/{uuid.uuid4().hex[:12]}"
+    source = judgments_url if resolved is None else write_resolved(work_url, resolved)
     found = score_in_partitions.with_options(task_runner=task_runner(cluster, workers))(
-        judgments_url, run_url, work_url, partitions, k, threshold, remote=cluster not in (None, "local"))
+        source, run_url, work_url, partitions, k, threshold, remote=cluster not in (None, "local"),
+        spans_resolved=resolved is not None)
     clean_work(work_url)
     return found
 
@@ -347,10 +363,20 @@ def evaluate(
         report_url, document = found["report"], read_report(found["report"])
     else:
         record = read_judge_audit(audit_url) if audit_url else None
+        spans = None
         if partitions > 0 and record is None:
-            labels, run_values, validation, judgments_sha, run_sha = _score_in_partitions(
-                storage_url, suite, judgments_url, run_url, partitions, k, threshold, cluster, workers)
-            rows = load_judgments(judgments_url)[0] if corpus_url else None
+            rows, sha = load_judgments(judgments_url) if corpus_url else (None, None)
+            if rows is not None and any(row.get("span") is not None for row in rows):
+                # Span labels score on the chunks of the snapshot the run was made over (spec/spans.md).
+                resolution = resolve_spans(rows, corpus_url)
+                spans = resolution.summary()
+                labels, run_values, _, _, run_sha = _score_in_partitions(
+                    storage_url, suite, judgments_url, run_url, partitions, k, threshold, cluster, workers,
+                    resolution.rows)
+                validation, judgments_sha = check_judgments(rows), sha
+            else:
+                labels, run_values, validation, judgments_sha, run_sha = _score_in_partitions(
+                    storage_url, suite, judgments_url, run_url, partitions, k, threshold, cluster, workers)
         else:
             rows, judgments_sha = load_judgments(judgments_url)
             run, run_sha = load_run(run_url, max(k))
@@ -361,11 +387,10 @@ def evaluate(
         drift = check_corpus(rows, corpus_url) if corpus_url else None
         if corpus_url:
             inputs["corpus"] = {"url": corpus_url}
-        if rows is not None and any(row.get("span") is not None for row in rows):
+        if spans is not None:
+            inputs["spans"] = spans
+        elif labels is rows and any(row.get("span") is not None for row in rows):
             # Span labels score on the chunks of the snapshot the run was made over (spec/spans.md).
-            if labels is not rows:
-                raise ValueError(f"{suite}: span labels are not resolved in query partitions yet; evaluate it "
-                                 "with partitions=0")
             if not corpus_url:
                 unanchored(rows, judgments_url)
             resolution = resolve_spans(rows, corpus_url)

@@ -50,15 +50,16 @@ def live_chunks(corpus_url: str, wanted: list[str]):
 def judge_queued(items: list[dict[str, Any]], judge: dict[str, Any], top: int, labeled_at: str) -> dict[str, Any]:
     """Every candidate of the queued items graded by the suite's judge (``io.judge.judge_queue``):
     the answers, the pairs without a grade and the figures."""
-    from goldkeeper.core.judge import DEFAULT_PROMPT
+    from goldkeeper.core.judge import DEFAULT_PROMPT, SPAN_PROMPT
     from goldkeeper.io.files import decode_utf8, read_bytes, source_name
     from goldkeeper.io.judge import judge_queue as ask_judge
 
     url = judge.get("prompt_url")
-    prompt = DEFAULT_PROMPT if not url else decode_utf8(read_bytes(url), source_name(url))
+    spans = bool(judge.get("spans"))
+    prompt = (SPAN_PROMPT if spans else DEFAULT_PROMPT) if not url else decode_utf8(read_bytes(url), source_name(url))
     return ask_judge(items, base_url=judge["base_url"], model=judge["model"], prompt=prompt, top=top,
                      labeled_at=labeled_at, api_key_env=judge.get("api_key_env"), concurrency=judge["concurrency"],
-                     timeout=judge["timeout"], retries=judge["retries"], rate=judge.get("rate"))
+                     timeout=judge["timeout"], retries=judge["retries"], rate=judge.get("rate"), quotes=spans)
 
 
 @step(timeout_seconds=1800)

@@ -137,8 +137,8 @@ def drift_partitioned(judgments_url: str, corpus_url: str, work_url: str, partit
 
 
 @step(cache_policy=NO_CACHE)
-def split_judgments(judgments_url: str, work_url: str, partitions: int):
-    return split_labels_by_query(judgments_url, work_url, partitions)
+def split_judgments(judgments_url: str, work_url: str, partitions: int, spans_resolved: bool = False):
+    return split_labels_by_query(judgments_url, work_url, partitions, spans_resolved=spans_resolved)
 
 
 @step(cache_policy=NO_CACHE)
@@ -158,16 +158,18 @@ def merge_values(qrels, parts: list[QueryValues]) -> QueryValues:
 
 @flow(name="goldkeeper-score-in-partitions", log_prints=True)
 def score_in_partitions(judgments_url: str, run_url: str, work_url: str, partitions: int = 8,
-                        k: list[int] = [10], threshold: int = 1, remote: bool = False):  # noqa: B006
+                        k: list[int] = [10], threshold: int = 1, remote: bool = False,  # noqa: B006
+                        spans_resolved: bool = False):
     """A run's per-query values in ``partitions`` query partitions, merged: the labels'
     grouping, the values, the judgments' validation and the sha256 of both inputs (what
-    ``core.evaluation.evaluate`` makes a report of)."""
+    ``core.evaluation.evaluate`` makes a report of). ``spans_resolved``: the judgments' span
+    labels are resolved to the run's chunks already (else one without a chunk_id is refused)."""
     if partitions < 1:
         raise ValueError(f"partitions: must be at least 1, got {partitions}")
     for url in (judgments_url, run_url, work_url):
         require_shared_storage(url, remote)
     run_split = split_run_lines.submit(run_url, work_url, partitions)
-    qrels, validation, judgments_sha = split_judgments(judgments_url, work_url, partitions)
+    qrels, validation, judgments_sha = split_judgments(judgments_url, work_url, partitions, spans_resolved)
     fmt, run_sha = run_split.result()
     parts = [future.result() for future in
              [score_part.submit(work_url, p, fmt, list(k), threshold) for p in range(partitions)]]

@@ -4,7 +4,12 @@ concurrency, a rate limit, retries with backoff on transient failures (honouring
 ``Retry-After``), and an answer cache that makes a rerun ask nothing it asked before.
 
 Every failure is an error for its pair, never a grade: an HTTP error, a timeout, a refusal, a
-malformed or out-of-scale answer (``core.judge.parse_grade``). The pair stays for people.
+malformed or out-of-scale answer (``core.judge.parse_answer``). The pair stays for people.
+
+Asked for spans (``quotes``), the judge also quotes the words that answer; a quote found once
+in its passage, at known offsets, goes with the answer (the label's span, proposed by the
+judge); one that is not (``core.rejudge.quote_problem``) is left out and counted, and the
+grade stands.
 """
 
 from __future__ import annotations
@@ -18,7 +23,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from goldkeeper.core.judge import JudgeAnswerError, messages, parse_grade, prompt_sha
+from goldkeeper.core.judge import JudgeAnswerError, messages, parse_answer, prompt_sha
+from goldkeeper.core.rejudge import quote_problem
 from goldkeeper.errors import UsageError
 from goldkeeper.io.retrieval import MAX_RETRY_AFTER, AnswerCache, RateLimit, in_order, retry_delay
 from goldkeeper.io.retrievers import retry_after_seconds
@@ -42,6 +48,7 @@ class Pair:
     chunk_id: str
     query: str
     text: str
+    start_index: int | None = None
 
 
 @dataclass(frozen=True)
@@ -55,6 +62,8 @@ class Judged:
     attempts: int = 0
     cached: bool = False
     tokens: dict[str, int] = field(default_factory=dict)
+    quote: str | None = None
+    unplaced: str | None = None
 
 
 class ChatJudge:
@@ -128,30 +137,39 @@ def queue_pairs(items: Iterable[Mapping[str, Any]]) -> list[Pair]:
         query = item.get("query")
         for candidate in item.get("candidates") or []:
             if query and candidate.get("text"):
-                pairs.append(Pair(item["item_id"], candidate["chunk_id"], query, candidate["text"]))
+                pairs.append(Pair(item["item_id"], candidate["chunk_id"], query, candidate["text"],
+                                  candidate.get("start_index")))
     return pairs
 
 
-def _key(identity: dict[str, Any], prompt: str, top: int, pair: Pair) -> str:
-    blob = json.dumps([identity, prompt_sha(prompt), top, pair.query, pair.text], sort_keys=True, ensure_ascii=False)
+def _key(identity: dict[str, Any], prompt: str, top: int, pair: Pair, quotes: bool) -> str:
+    asked = [identity, prompt_sha(prompt), top, pair.query, pair.text, *(["quote"] if quotes else [])]
+    blob = json.dumps(asked, sort_keys=True, ensure_ascii=False)
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
 
 def judge_pairs(judge: ChatJudge, pairs: Sequence[Pair], prompt: str, top: int, *, concurrency: int = 16,
                 retries: int = 3, backoff: float = 0.5, rate: float | None = None, cache: str | None = None,
                 progress: Callable[[int], None] | None = None, sleep: Callable[[float], None] = time.sleep,
-                ) -> list[Judged]:
-    """Each pair's grade or error, in the order given (see the module docstring)."""
+                quotes: bool = False) -> list[Judged]:
+    """Each pair's grade or error, and with ``quotes`` the words it quoted, in the order given
+    (see the module docstring)."""
     if concurrency < 1:
         raise ValueError(f"concurrency must be at least 1, got {concurrency}")
     identity = judge.identity()
-    store = AnswerCache(cache, lambda grade: {"grade": grade}, lambda row: int(row["grade"]))
+    store = AnswerCache(cache, lambda got: {"grade": got[0], **({"quote": got[1]} if got[1] is not None else {})},
+                        lambda row: (int(row["grade"]), row.get("quote")))
     limit = RateLimit(rate)
 
+    def placed(pair: Pair, grade: int, quote: str | None, **figures: Any) -> Judged:
+        problem = quote_problem(quote, pair.text, pair.start_index) if grade and quote is not None else None
+        kept = quote if grade and problem is None else None
+        return Judged(pair, grade, quote=kept, unplaced=problem, **figures)
+
     def one(pair: Pair) -> Judged:
-        key = _key(identity, prompt, top, pair)
+        key = _key(identity, prompt, top, pair, quotes)
         if key in store.found:
-            return Judged(pair, store.found[key], cached=True)
+            return placed(pair, *store.found[key], cached=True)
         chat = messages(prompt, pair.query, pair.text, top)
         attempt = 0
         while True:
@@ -159,7 +177,7 @@ def judge_pairs(judge: ChatJudge, pairs: Sequence[Pair], prompt: str, top: int, 
             limit.wait()
             try:
                 payload = judge.ask(chat)
-                grade = parse_grade(payload, top)
+                grade, quote = parse_answer(payload, top, quote=quotes)
             except JudgeCallError as error:
                 if error.transient and attempt <= retries:
                     delay = retry_delay(attempt, backoff, error.retry_after)
@@ -171,11 +189,11 @@ def judge_pairs(judge: ChatJudge, pairs: Sequence[Pair], prompt: str, top: int, 
                 return Judged(pair, None, str(error), error.kind, attempt)
             except JudgeAnswerError as error:  # the same question gets the same answer: not retried
                 return Judged(pair, None, str(error), error.kind, attempt)
-            store.put(key, grade)
+            store.put(key, (grade, quote))
             usage = payload.get("usage") if isinstance(payload, dict) else None
             tokens = {name: usage[name] for name in ("prompt_tokens", "completion_tokens")
                       if isinstance(usage, dict) and type(usage.get(name)) is int}
-            return Judged(pair, grade, attempts=attempt, tokens=tokens)
+            return placed(pair, grade, quote, attempts=attempt, tokens=tokens)
 
     try:
         return in_order(one, pairs, concurrency, progress)
@@ -186,25 +204,29 @@ def judge_pairs(judge: ChatJudge, pairs: Sequence[Pair], prompt: str, top: int, 
 def judge_queue(items: Iterable[Mapping[str, Any]], *, base_url: str, model: str, prompt: str, top: int,
                 labeled_at: str, api_key_env: str | None = None, concurrency: int = 16, timeout: float = 60.0,
                 retries: int = 3, rate: float | None = None, cache: str | None = None,
-                progress: Callable[[int], None] | None = None) -> dict[str, Any]:
+                progress: Callable[[int], None] | None = None, quotes: bool = False) -> dict[str, Any]:
     """Every candidate of the queued ``items`` graded by ``model`` behind ``base_url`` (what
     ``goldkeeper judge`` and the lifecycle's judge step do): ``answers`` (queue-answer rows,
     ``labeled_by`` synthetic:<model>, with the prompt's sha), ``failed`` (each pair without a
     grade, its kind and why) and ``summary`` (pairs, graded, errors by kind, calls, cached,
-    tokens, seconds)."""
+    tokens, seconds); with ``quotes``, answers carry the judge's placed ``quote``, ``unplaced``
+    lists the quotes that were not, and the summary counts both."""
     pairs = queue_pairs(items)
     client = ChatJudge(base_url, model, api_key_env=api_key_env, timeout=timeout, concurrency=concurrency)
     started = time.monotonic()
     try:
         judged = judge_pairs(client, pairs, prompt, top, concurrency=concurrency, retries=retries, rate=rate,
-                             cache=cache, progress=progress)
+                             cache=cache, progress=progress, quotes=quotes)
     finally:
         client.close()
     seconds = time.monotonic() - started
     named = prompt_sha(prompt)
     answers = [{"item_id": j.pair.item_id, "chunk_id": j.pair.chunk_id, "relevance": j.grade,
-                "labeled_by": f"synthetic:{model}", "labeled_at": labeled_at, "prompt_sha": named}
+                "labeled_by": f"synthetic:{model}", "labeled_at": labeled_at, "prompt_sha": named,
+                **({"quote": j.quote} if j.quote is not None else {})}
                for j in judged if j.grade is not None]
+    unplaced = [{"item_id": j.pair.item_id, "chunk_id": j.pair.chunk_id, "why": j.unplaced}
+                for j in judged if j.unplaced is not None]
     failed = [{"item_id": j.pair.item_id, "chunk_id": j.pair.chunk_id, "kind": j.kind, "error": j.error}
               for j in judged if j.grade is None]
     kinds: dict[str, int] = {}
@@ -215,4 +237,6 @@ def judge_queue(items: Iterable[Mapping[str, Any]], *, base_url: str, model: str
                "prompt_tokens": sum(j.tokens.get("prompt_tokens", 0) for j in judged),
                "completion_tokens": sum(j.tokens.get("completion_tokens", 0) for j in judged),
                "seconds": round(seconds, 3), "model": model, "prompt_sha": named}
-    return {"answers": answers, "failed": failed, "summary": summary}
+    if quotes:
+        summary.update(quotes=sum(1 for answer in answers if "quote" in answer), quotes_unplaced=len(unplaced))
+    return {"answers": answers, "failed": failed, "unplaced": unplaced, "summary": summary}

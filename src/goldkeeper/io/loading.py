@@ -21,6 +21,7 @@ from goldkeeper.core.runs import iter_run
 from goldkeeper.core.scoring import QueryValues, RunScorer
 from goldkeeper.core.validation import Validator
 from goldkeeper.errors import InputError, UsageError
+from goldkeeper.io import parquet
 from goldkeeper.io.fastjson import Refused, judgment_blocks, run_lines
 from goldkeeper.io.files import decode_utf8, iter_blocks, iter_lines, read_bytes, sha256, source_name, uncompressed_name
 
@@ -92,8 +93,11 @@ def read_labels(url: str, fmt: str | None = None) -> tuple[Iterator[list[dict[st
     once the blocks are consumed. Standard input is read once, so guessing its format loses
     no line."""
     source = source_name(url)
-    if fmt not in (None, "jsonl", "json", "trec", "beir", "gold"):
-        raise UsageError(f"unknown judgments format '{fmt}', expected jsonl, json, trec, beir or gold")
+    if fmt not in (None, "jsonl", "json", "trec", "beir", "gold", "parquet"):
+        raise UsageError(f"unknown judgments format '{fmt}', expected jsonl, json, trec, beir, gold or parquet")
+    if fmt == "parquet" or (fmt is None and parquet.is_parquet(url)):
+        data = read_bytes(url) if url == "-" else None
+        return parquet.judgment_blocks(url, data), parquet.FileDigest(url, data)
     if url != "-":
         kind = fmt or qrels_format.detect_labels_format(_head(url).decode("utf-8", "replace"), uncompressed_name(url))
         if kind == "jsonl":
@@ -110,9 +114,15 @@ def read_labels(url: str, fmt: str | None = None) -> tuple[Iterator[list[dict[st
 
 def parse_labels(data: bytes, source: str, kind: str, *, as_chunk_ids: bool = False) -> list[Judgment]:
     """Judgments from a whole file's bytes in a known format (``jsonl``, ``json``, ``trec``,
-    ``beir``); ``as_chunk_ids`` reads a qrels doc column as chunk ids."""
+    ``beir``, ``parquet``); ``as_chunk_ids`` reads a qrels doc column as chunk ids."""
     from goldkeeper.core.judgments import parse_judgments
     from goldkeeper.core.nested import parse_nested_qrels
+    from goldkeeper.models.judgment import Judgment
+
+    if kind == "parquet" or data.startswith(parquet.MAGIC):
+        if as_chunk_ids:
+            raise UsageError("--as-chunk-ids applies to qrels input, not judgments Parquet")
+        return [Judgment.model_construct(**row) for block in parquet.judgment_blocks(source, data) for row in block]
 
     if kind == "jsonl":
         if as_chunk_ids:
@@ -156,7 +166,9 @@ def with_queries(rows: Iterable[dict[str, Any]], queries: str) -> list[dict[str,
 def validate_url(url: str) -> ValidationResult:
     """Parse, type-check and validate a judgments file; ``InputError`` on the first bad line."""
     validator = Validator()
-    for rows in judgment_blocks(iter_blocks(url), source_name(url)):
+    blocks = parquet.judgment_blocks(url) if parquet.is_parquet(url) else judgment_blocks(iter_blocks(url),
+                                                                                           source_name(url))
+    for rows in blocks:
         validator.add_many(rows)
     return validator.result()
 
@@ -183,10 +195,12 @@ def run_kind(url: str, fmt: str | None, data: bytes | None) -> str:
     nested object, jsonl when it opens any other object (or there is none), trec otherwise."""
     from goldkeeper.core.nested import looks_nested
 
-    if fmt not in (None, "jsonl", "json", "trec"):
-        raise UsageError(f"unknown run format '{fmt}', expected jsonl, json or trec")
+    if fmt not in (None, "jsonl", "json", "trec", "parquet"):
+        raise UsageError(f"unknown run format '{fmt}', expected jsonl, json, trec or parquet")
     if fmt is not None:
         return fmt
+    if (data[:4] == parquet.MAGIC) if data is not None else parquet.is_parquet(url):
+        return "parquet"
     blocks = iter_blocks(url, size=1 << 16) if data is None else iter([data[:1 << 16]])
     for block in blocks:
         for line in block.splitlines():
@@ -208,6 +222,8 @@ def parse_run_data(data: bytes, source: str, kind: str) -> list[RunEntry]:
         return parse_run(data, source)
     if kind == "json":
         return parse_nested_run(data, source)
+    if kind == "parquet":
+        return list(parquet.run_entries(source, data))
     return qrels_format.parse_trec_run(decode_utf8(data, source), source)
 
 
@@ -220,6 +236,8 @@ def load_run(url: str, fmt: str | None = None) -> tuple[Iterator[RunEntry], Any]
     if kind == "jsonl":
         lines = Hashed(iter_blocks(url) if data is None else iter([data]))
         return iter_run(_split(lines), source), lines
+    if kind == "parquet":
+        return parquet.run_entries(url, data), parquet.FileDigest(url, data)
     return _whole_run(read_bytes(url) if data is None else data, source, kind)
 
 
@@ -244,6 +262,8 @@ def read_run_heads(url: str, fmt: str | None, depth: int) -> tuple[Iterator[RunH
     if kind == "jsonl":
         hashed = Hashed(iter_blocks(url, RUN_BLOCK_BYTES) if data is None else _whole_lines(data, RUN_BLOCK_BYTES))
         return _jsonl_heads(hashed, source, depth), hashed
+    if kind == "parquet":
+        return parquet.run_heads(url, depth, data), parquet.FileDigest(url, data)
     entries, digest = _whole_run(read_bytes(url) if data is None else data, source, kind)
     return iter([pack_run(entries, depth)]), digest
 
@@ -307,14 +327,17 @@ class ScoringInputs(NamedTuple):
 
 def read_scoring_inputs(judgments: str, fmt: str | None, run: str, run_fmt: str | None, ks: list[int],
                         threshold: int, *, on_rows: Callable[[list[dict[str, Any]]], Any] | None = None,
-                        resolve: Callable[[list[dict[str, Any]]], Any] | None = None) -> ScoringInputs:
+                        resolve: Callable[[list[dict[str, Any]]], Any] | None = None,
+                        check_keys: Callable[[list[str]], None] | None = None) -> ScoringInputs:
     """Read, check and group the judgments, then read the run and score it at ``ks`` a block
     at a time, each block's keys let go once scored.
 
     ``on_rows`` (drift counts, for ``--corpus``) gets every label row; without it, and without
     span labels, no row is kept. ``resolve`` (``io.snapshots.resolve_spans_at`` of the run's
     snapshot) resolves span labels to the chunks the run is scored on (``core.spans``);
-    without it, a span label scores as its chunk label, and one without a chunk_id is refused."""
+    without it, a span label scores as its chunk label, and one without a chunk_id is refused.
+    ``check_keys`` (``io.snapshots.check_run_over``) gets the keys of the run's first block that
+    ranks any, before it is scored."""
     blocks, hashed = read_labels(judgments, fmt)
     qrels, kept = Qrels(), []
     validator = Validator(qrels)
@@ -335,6 +358,9 @@ def read_scoring_inputs(judgments: str, fmt: str | None, run: str, run_fmt: str 
     heads, run_hashed = read_run_heads(run, run_fmt, max(ks))
     scorer = RunScorer(qrels, ks, threshold)
     for block in heads:
+        if check_keys is not None and block.keys:
+            check_keys(block.keys)
+            check_keys = None
         scorer.add(block)
     return ScoringInputs(validator.result(), qrels, hashed.hexdigest(), found, scorer.result(), run_hashed.hexdigest(),
                          resolved)

@@ -69,7 +69,7 @@ from goldkeeper.io.files import (
     size_of,
     source_name,
 )
-from goldkeeper.io.loading import load_run_prefixes, read_labels
+from goldkeeper.io.loading import load_run_prefixes, read_labels, unanchored
 from goldkeeper.io.snapshots import FORMAT, MANIFEST, ShardedCorpus, _HashingWriter, open_corpus
 from goldkeeper.models.records import canonical_judgment
 
@@ -476,11 +476,13 @@ def _scoring_url(work_url: str, name: str, partition: int, suffix: str) -> str:
     return _join(work_url, "scoring", f"{name}-p{partition:04d}.{suffix}")
 
 
-def split_labels_by_query(judgments_url: str, work_url: str, partitions: int, fmt: str | None = None
-                          ) -> tuple[Qrels, ValidationResult, str]:
+def split_labels_by_query(judgments_url: str, work_url: str, partitions: int, fmt: str | None = None,
+                          spans_resolved: bool = False) -> tuple[Qrels, ValidationResult, str]:
     """Read the judgments once (any format ``score`` reads): validate them, group them for
     scoring, and write each query partition's label rows. Returns the grouping (the driver
-    merges and aggregates with it), the validation and the file's sha256."""
+    merges and aggregates with it), the validation and the file's sha256. A span label without
+    a chunk_id is refused (as ``score`` refuses it without --corpus) unless ``spans_resolved``
+    says the labels are already resolved to a snapshot's chunks (``core.spans``)."""
     blocks, hashed = read_labels(judgments_url, fmt)
     qrels = Qrels()
     validator = Validator(qrels)
@@ -488,6 +490,8 @@ def split_labels_by_query(judgments_url: str, work_url: str, partitions: int, fm
         sinks = [stack.enter_context(open_write_atomic(_scoring_url(work_url, "labels", p, "jsonl")))
                  for p in range(partitions)]
         for block in blocks:
+            if not spans_resolved and any("span" in row for row in block):
+                unanchored(block, source_name(judgments_url))
             validator.add_many(block)  # and groups it into qrels
             lines: list[list[bytes]] = [[] for _ in range(partitions)]
             for row in block:

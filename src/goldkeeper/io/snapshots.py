@@ -17,6 +17,7 @@ import json
 import os
 import tempfile
 from collections.abc import Callable, Iterable, Iterator, Mapping
+from itertools import islice
 from typing import Annotated, Any
 
 import msgspec
@@ -34,7 +35,8 @@ from goldkeeper.core.drift import (
     parse_corpus,
     snapshot_rows,
 )
-from goldkeeper.errors import InputError, StorageError, compressed_input, describe_value
+from goldkeeper.errors import InputError, StorageError, UsageError, compressed_input, describe_value
+from goldkeeper.io import parquet
 from goldkeeper.io.fastjson import NonEmpty as _NonEmpty
 from goldkeeper.io.fastjson import judgment_blocks
 from goldkeeper.io.files import (
@@ -310,8 +312,8 @@ class ShardedCorpus:
 
 
 def open_corpus(url: str, *, stream: bool = False) -> Corpus | ShardedCorpus | SpooledCorpus:
-    """A snapshot by URL: a ``manifest.json`` (or a directory holding one) streams; any other
-    file is read whole as the spec's corpus.json, and held, or with ``stream`` (a reader that
+    """A snapshot by URL: a ``manifest.json`` (or a directory holding one) streams; a Parquet
+    snapshot is read and held; any other file is read whole as the spec's corpus.json, and held, or with ``stream`` (a reader that
     passes over it a few times, as drift does), when larger than ``HOLD_UP_TO``, spooled
     (``SpooledCorpus``)."""
     if url.endswith(MANIFEST):
@@ -319,6 +321,8 @@ def open_corpus(url: str, *, stream: bool = False) -> Corpus | ShardedCorpus | S
     if url != "-" and _is_dir(url):
         return ShardedCorpus(_join(url, MANIFEST))
     data = read_bytes(url)
+    if data.startswith(parquet.MAGIC):  # a Parquet snapshot (spec/formats.md, "Parquet")
+        return parquet.corpus_of(url, data)
     if stream and len(data) > HOLD_UP_TO and (spooled := spooled_corpus(data)) is not None:
         return spooled
     corpus = corpus_json(data)
@@ -338,6 +342,25 @@ def resolve_spans_at(corpus_url: str, rows: Iterable[Mapping[str, Any]]) -> Any:
     wanted = {row["doc_uri"] for row in rows if row.get("span") is not None}
     corpus = open_corpus(corpus_url, stream=True)
     return resolve_labels(rows, document_texts(corpus, wanted))
+
+
+#: How many of the first ranked ids ``check_run_over`` looks for in the snapshot.
+RUN_PROBE = 2000
+
+
+def check_run_over(corpus_url: str, keys: Iterable[str], run: str) -> None:
+    """Refuse a run none of whose first ranked ``keys`` (up to ``RUN_PROBE``) is a chunk id or
+    document of the snapshot at ``corpus_url``: it was made over another snapshot, and would
+    score 0 against labels resolved to this one. The snapshot is streamed until one is found."""
+    probe = set(islice(dict.fromkeys(keys), RUN_PROBE))
+    if not probe:
+        return
+    for chunk in open_corpus(corpus_url, stream=True):
+        if chunk.chunk_id in probe or chunk.doc_uri in probe:
+            return
+    raise UsageError(f"{source_name(run)}: none of the first {len(probe)} ids it ranks is a chunk or document of "
+                     f"the snapshot {source_name(corpus_url)}: the run was made over another snapshot (hint: give the "
+                     "snapshot the run was made over with --corpus; compare takes one --corpus per run)")
 
 
 def write_sharded_snapshot(
@@ -455,9 +478,14 @@ class LabelRows:
 
         source = source_name(self.url)
         first = self.sha256 is None
-        hashed = Hashed(iter_blocks(self.url))
+        if self.url != "-" and parquet.is_parquet(self.url):
+            hashed: Any = parquet.FileDigest(self.url)
+            blocks = parquet.judgment_blocks(self.url)
+        else:
+            hashed = Hashed(iter_blocks(self.url))
+            blocks = judgment_blocks(hashed, source)
         count = 0
-        for block in judgment_blocks(hashed, source):
+        for block in blocks:
             count += len(block)
             if not first and count > self.count:
                 raise self._changed(source)

@@ -28,6 +28,8 @@ class JudgeConfig(BaseModel):
     model: str = Field(min_length=1, description="The model's name, as the endpoint knows it.")
     api_key_env: str | None = Field(None, description="The environment variable holding the API key, on the worker.")
     prompt_url: str | None = Field(None, description="A prompt template (spec/judge.md); none: the default prompt.")
+    spans: bool = Field(False, description="The judge also quotes the words that answer; its labels carry them as "
+                                           "their span, proposed by the judge (spec/spans.md).")
     concurrency: int = Field(16, ge=1, description="Calls in flight.")
     rate: float | None = Field(None, gt=0, description="At most this many calls per second.")
     timeout: float = Field(60.0, gt=0, description="Seconds per call.")

@@ -53,6 +53,7 @@ from goldkeeper.core.drift.classification import (
     find,
     merge_found,
     partition_of,
+    span_counts,
     unsettled,
 )
 from goldkeeper.core.drift.corpus import (
@@ -95,5 +96,6 @@ __all__ = [
     "queue_item_id",
     "rejudgment_queue",
     "snapshot_rows",
+    "span_counts",
     "unsettled",
 ]

@@ -586,6 +586,19 @@ def _result(findings: list[dict[str, Any]], fingerprints: frozenset[str], corpus
 _STATUSES = ("VALID", "RE_ANCHORABLE", "MERGED", "SPLIT", "ORPHANED")
 
 
+def span_counts(findings: Iterable[Mapping[str, Any]]) -> dict[str, int] | None:
+    """How the span labels whose chunk was gone were settled: re-anchored by their passage
+    found at its offsets, by its quote, or fuzzily; or not (``span_status``: gone, ambiguous,
+    no offsets...), those keeping what their chunk gave. None when no finding has either."""
+    counts: dict[str, int] = {}
+    for finding in findings:
+        how = finding.get("by_span") or finding.get("span_status")
+        if how is not None:
+            key = f"by_{how}" if finding.get("by_span") else how
+            counts[key] = counts.get(key, 0) + 1
+    return {key: counts[key] for key in sorted(counts)} or None
+
+
 def drift_summary(counts: Mapping[str, int]) -> dict[str, Any]:
     """A result's summary from its count of labels by status (``_STATUSES``), or from several
     summaries' counts summed (partitions)."""

@@ -1,0 +1,112 @@
+"""`goldkeeper score` of a Parquet run, against the floor of reading that file with
+`pyarrow.parquet.read_table`, and against scoring the same run as JSONL, side by side.
+
+A run of Q queries x 100 chunk ids (``c1:`` and 32 hex digits, as goldkeeper's ids are), with
+scores, written by pyarrow (zstd, row groups of 65,536) and as run JSONL; judgments of about 5
+labels per query. Each is a whole process, so imports count as a user pays them: the floor is
+``python -c "pyarrow.parquet.read_table(FILE)"``. goldkeeper scores at k = 10 with its default
+intervals. Prints the median of --repeats runs of each, peak memory, and the ratios the issue
+asks for (score of Parquet within 3x read_table; faster than score of JSONL).
+
+    python bench/parquet_bench.py [--queries 1000000] [--repeats 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import statistics
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from validate_bench import compile_goldkeeper, measure
+
+DEPTH = 100
+
+
+def generate(root: Path, queries: int, seed: int = 0) -> dict[str, Path]:
+    """Judgments JSONL, and one run as Parquet and as JSONL; cached by size."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    paths = {name: root / f"{queries}x{DEPTH}.{name}" for name in ("judgments.jsonl", "run.parquet", "run.jsonl")}
+    if all(p.exists() for p in paths.values()):
+        return paths
+    rng = random.Random(seed)
+    chunks = max(100_000, queries * 10)
+    ids = [f"c1:{rng.getrandbits(128):032x}" for _ in range(chunks)]
+    scores = [round(1.0 - i / DEPTH, 4) for i in range(DEPTH)]
+    schema = pa.schema([("query_id", pa.string()), ("ranking", pa.list_(pa.string())),
+                        ("scores", pa.list_(pa.float64()))])
+    with paths["judgments.jsonl"].open("w") as labels, paths["run.jsonl"].open("w") as lines, \
+            pq.ParquetWriter(paths["run.parquet"], schema, compression="zstd") as writer:
+        block: dict[str, list] = {"query_id": [], "ranking": [], "scores": []}
+        for q in range(queries):
+            query_id = f"q{q}"
+            ranking = [ids[i] for i in rng.sample(range(chunks), DEPTH)]
+            for n in range(5):
+                chunk = ranking[rng.randrange(30)] if n < 3 else ids[rng.randrange(chunks)]
+                labels.write(json.dumps({"query_id": query_id, "doc_uri": "kb://d", "chunk_id": chunk,
+                                         "relevance": rng.choice([0, 1, 2])}, separators=(",", ":")) + "\n")
+            lines.write(json.dumps({"query_id": query_id, "ranking": ranking, "scores": scores},
+                                   separators=(",", ":")) + "\n")
+            block["query_id"].append(query_id)
+            block["ranking"].append(ranking)
+            block["scores"].append(scores)
+            if len(block["query_id"]) == 65_536 or q == queries - 1:
+                writer.write_table(pa.table(block, schema=schema))
+                block = {name: [] for name in block}
+    return paths
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--queries", type=int, default=1_000_000)
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--dir", help="Where the generated files are kept (default: a temporary directory).")
+    args = parser.parse_args()
+    compile_goldkeeper()
+    root = Path(args.dir or tempfile.mkdtemp(prefix="goldkeeper-parquet-bench-"))
+    root.mkdir(parents=True, exist_ok=True)
+    paths = generate(root, args.queries)
+    score = [sys.executable, "-m", "goldkeeper", "score", "-j", str(paths["judgments.jsonl"]), "-k", "10", "--quiet",
+             "--report", str(root / "report.json")]
+    commands = {
+        "pyarrow.parquet.read_table (floor)": [sys.executable, "-c", "import sys, pyarrow.parquet as pq; "
+                                               "pq.read_table(sys.argv[1])", str(paths["run.parquet"])],
+        "goldkeeper score, Parquet run": [*score, "-r", str(paths["run.parquet"])],
+        "goldkeeper score, JSONL run": [*score, "-r", str(paths["run.jsonl"])],
+    }
+    reports = {}
+    found: dict[str, list[tuple[float, float]]] = {name: [] for name in commands}
+    for _ in range(args.repeats):
+        for name, argv in commands.items():  # alternately, so a noisy moment hits each
+            seconds, peak, _ = measure(argv)
+            found[name].append((seconds, peak))
+            if name.startswith("goldkeeper"):
+                report = json.loads((root / "report.json").read_text())
+                reports[name] = report["metrics"]
+    keys = list(reports)
+    if reports[keys[0]] != reports[keys[1]]:
+        raise SystemExit("the Parquet and JSONL runs scored differently: a bug, not a figure")
+    sizes = {name: paths[name].stat().st_size / 2**20 for name in ("run.parquet", "run.jsonl")}
+    print(f"{args.queries:,} queries x {DEPTH}, k = 10; run.parquet {sizes['run.parquet']:,.0f} MiB, "
+          f"run.jsonl {sizes['run.jsonl']:,.0f} MiB; median of {args.repeats}")
+    medians = {}
+    for name, runs in found.items():
+        times = [t for t, _ in runs]
+        medians[name] = statistics.median(times)
+        print(f"  {name:<38} {medians[name]:8.2f} s  (range {min(times):.2f}-{max(times):.2f})  "
+              f"peak {max(p for _, p in runs):,.0f} MiB")
+    floor = medians["pyarrow.parquet.read_table (floor)"]
+    parquet, jsonl = medians["goldkeeper score, Parquet run"], medians["goldkeeper score, JSONL run"]
+    print(f"  score of Parquet / read_table: {parquet / floor:.2f}x (target: within 3x)")
+    print(f"  score of Parquet / score of JSONL: {parquet / jsonl:.2f}x (target: under 1)")
+    print("  the Parquet and JSONL runs score identically")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,361 @@
+"""Parquet forms of judgments, runs and snapshots (spec/formats.md, "Parquet"), through pyarrow
+over fsspec (local files and S3 alike).
+
+A Parquet file is told by its magic bytes (``PAR1``), whatever its name. Its rows are read a
+batch at a time and checked by the very readers the JSON formats have, so the same rules hold;
+a refusal names the file, the row (from 1) and the column: ``gold.parquet: row 12: column
+relevance: must be ...``. A file pyarrow cannot read (truncated, not Parquet after all), or one
+with two columns of one name, is refused whole.
+
+Written files have a column per field: the fields every format knows typed (strings, 64-bit
+integers, ``span`` a struct, a run's ``ranking`` a list of strings and ``scores`` of doubles),
+any other field as its JSON text, listed in the schema's metadata
+(``goldkeeper.json_columns``) so that reading gives the value back. A value that is absent is
+null, and a null is read as absent: converting to Parquet and back gives the canonical JSON
+that went in, byte for byte. A snapshot keeps its fingerprints in the schema's metadata.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import math
+import re
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
+from typing import Any
+
+from goldkeeper.errors import GoldkeeperError, InputError, UsageError, describe_value
+from goldkeeper.io.files import open_read, open_write_atomic, source_name
+
+__all__ = ["BATCH_ROWS", "MAGIC", "FileDigest", "at_row", "corpus_of", "is_parquet", "judgment_blocks", "parquet_metadata",
+           "parquet_rows", "run_entries", "run_heads", "write_parquet"]
+
+MAGIC = b"PAR1"
+#: Rows read (and written, as a row group) at a time.
+BATCH_ROWS = 65_536
+_JSON_COLUMNS = b"goldkeeper.json_columns"
+_FORMAT = b"goldkeeper.format"
+
+_SPAN_FIELDS = (("start", "int64"), ("end", "int64"), ("exact", "string"), ("prefix", "string"),
+                ("suffix", "string"), ("proposed_by", "string"))
+#: The typed columns of each format; any other field is a JSON text column.
+_TYPED = {
+    "judgments": (("query_id", "string"), ("query", "string"), ("doc_uri", "string"), ("doc_revision", "string"),
+                  ("chunk_id", "string"), ("text_sha", "string"), ("chunk_text", "string"), ("relevance", "int64"),
+                  ("labeled_by", "string"), ("labeled_at", "string"), ("corpus_fingerprint", "string"),
+                  ("stratum", "string"), ("prompt_sha", "string"), ("pooled_from", "string"), ("span", "span")),
+    "run": (("query_id", "string"), ("ranking", "strings"), ("scores", "doubles")),
+    "snapshot": (("chunk_id", "string"), ("doc_uri", "string"), ("doc_revision", "string"), ("ordinal", "int64"),
+                 ("start_index", "int64"), ("text", "string"), ("text_sha", "string")),
+}
+
+
+def _pyarrow() -> Any:
+    try:
+        import pyarrow
+        import pyarrow.parquet
+    except ImportError:
+        raise UsageError("Parquet needs pyarrow: pip install 'goldkeeper[parquet]'") from None
+    return pyarrow
+
+
+def _type(pa: Any, name: str) -> Any:
+    if name == "span":
+        return pa.struct([(field, _type(pa, kind)) for field, kind in _SPAN_FIELDS])
+    return {"string": pa.string(), "int64": pa.int64(), "strings": pa.list_(pa.string()),
+            "doubles": pa.list_(pa.float64())}[name]
+
+
+def is_parquet(url: str) -> bool:
+    """Whether ``url`` holds a Parquet file (its first four bytes); stdin is never one."""
+    if url == "-":
+        return False
+    try:
+        with open_read(url, decompress=False) as stream:
+            return stream.read(4) == MAGIC
+    except (OSError, ValueError, GoldkeeperError):  # the readers say what is wrong with it
+        return False
+
+
+def _open(url: str, stream: Any) -> Any:
+    pa = _pyarrow()
+    try:
+        parquet = pa.parquet.ParquetFile(stream)
+    except (pa.ArrowException, OSError) as error:
+        raise InputError(source_name(url), f"is not a readable Parquet file ({str(error).splitlines()[0][:120]})",
+                         hint="a truncated or damaged file: write it again") from None
+    names = parquet.schema_arrow.names
+    twice = sorted({name for name in names if names.count(name) > 1})
+    if twice:
+        raise InputError(source_name(url), "has two columns of one name", field=f"column {twice[0]}",
+                         found=f"{names.count(twice[0])} columns")
+    return parquet
+
+
+@contextmanager
+def _stream(url: str, data: bytes | None) -> Iterator[Any]:
+    """A seekable binary stream of the file (``data`` when its bytes were read already)."""
+    if data is not None:
+        yield io.BytesIO(data)
+        return
+    with open_read(url, decompress=False) as stream:
+        yield stream if stream.seekable() else io.BytesIO(stream.read())
+
+
+class FileDigest:
+    """The sha256 of the bytes stored at ``url`` (read when asked), with ``Hashed``'s interface."""
+
+    def __init__(self, url: str, data: bytes | None = None) -> None:
+        self.url, self.data = url, data
+
+    def hexdigest(self) -> str:
+        if self.data is not None:
+            return hashlib.sha256(self.data).hexdigest()
+        digest = hashlib.sha256()
+        with open_read(self.url, decompress=False) as stream:
+            for block in iter(lambda: stream.read(1 << 22), b""):
+                digest.update(block)
+        return digest.hexdigest()
+
+
+def parquet_metadata(url: str, data: bytes | None = None) -> dict[str, str]:
+    """The schema metadata goldkeeper wrote (``goldkeeper.*`` keys, without the prefix), as text."""
+    with _stream(url, data) as stream:
+        meta = _open(url, stream).schema_arrow.metadata or {}
+    return {key.decode().removeprefix("goldkeeper."): value.decode() for key, value in meta.items()
+            if key.startswith(b"goldkeeper.")}
+
+
+def _present(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {key: _present(inner) for key, inner in value.items() if inner is not None}
+    return value
+
+
+def at_row(error: InputError, first: int = 0) -> InputError:
+    """A reader's refusal of a row (its ``line``, counted from ``first`` + 1) as a Parquet
+    file's: the row and the column."""
+    if error.line is None:
+        return error
+    field = f"column {error.field}" if error.field and error.field != "line" else None
+    return InputError(error.source, error.problem, field=f"row {first + error.line}" + (f": {field}" if field else ""),
+                      found=error.found, hint=error.hint)
+
+
+_RUN_COLUMN = re.compile(r"^(?:missing )?(query_id|ranking|scores)(\[[0-9]+\])? ?(.*)$")
+
+
+def run_at_row(error: InputError, first: int = 0) -> InputError:
+    """``at_row`` of the run reader's refusal, whose words name the field: the column said as
+    such, and an earlier line of a repeated query said as its row."""
+    if error.field is None and error.line is not None:
+        problem, field = error.problem, None
+        if problem.startswith("duplicate entry"):
+            field, problem = "query_id", problem.replace("already on line", "already in row")
+        elif (named := _RUN_COLUMN.match(problem)) is not None:
+            field, problem = named.group(1) + (named.group(2) or ""), named.group(3) or "required"
+        error = InputError(error.source, problem, line=error.line, field=field, found=error.found, hint=error.hint)
+    return at_row(error, first)
+
+
+def parquet_rows(url: str, data: bytes | None = None) -> Iterator[tuple[int, list[dict[str, Any]]]]:
+    """The rows of the Parquet file at ``url``, a batch at a time, each batch with the number
+    of the row before its first: nulls left out, JSON columns decoded. Nothing is checked
+    here but the file itself: each format's reader checks the rows (``at_row`` words it)."""
+    pa = _pyarrow()
+    source = source_name(url)
+    with _stream(url, data) as stream:
+        parquet = _open(url, stream)
+        meta = parquet.schema_arrow.metadata or {}
+        coded = set(json.loads(meta.get(_JSON_COLUMNS, b"[]")))
+        done = 0
+        try:
+            for batch in parquet.iter_batches(batch_size=BATCH_ROWS):
+                rows = batch.to_pylist()
+                for offset, row in enumerate(rows, start=1):
+                    for name in coded & row.keys():
+                        if isinstance(row[name], str):
+                            try:
+                                row[name] = json.loads(row[name])
+                            except ValueError:
+                                raise InputError(source, "must hold JSON text (the file says it does)",
+                                                 field=f"row {done + offset}: column {name}",
+                                                 found=describe_value(row[name])) from None
+                    rows[offset - 1] = _present(row)
+                yield done, rows
+                done += len(rows)
+        except pa.ArrowException as error:
+            raise InputError(source, f"is not a readable Parquet file past row {done} "
+                                     f"({str(error).splitlines()[0][:120]})") from None
+
+
+def write_parquet(url: str, kind: str, rows: Iterable[Mapping[str, Any]], metadata: Mapping[str, str] | None = None,
+                  ) -> int:
+    """Write ``rows`` (canonical rows of ``kind``: judgments, run or snapshot) as a Parquet file
+    at ``url``, atomically, a row group at a time; how many rows. The columns are the typed
+    fields of ``kind`` that any row has, then every other field any row has, as JSON text."""
+    pa = _pyarrow()
+    rows = list(rows)
+    typed = dict(_TYPED[kind])
+    names = list(dict.fromkeys(name for row in rows for name in row))
+    ordered = [name for name in typed if name in names] + [name for name in names if name not in typed]
+    coded = [name for name in ordered if name not in typed]
+    fields = [pa.field(name, _type(pa, typed[name]) if name in typed else pa.string()) for name in ordered]
+    meta = {_FORMAT: kind.encode(), _JSON_COLUMNS: json.dumps(coded).encode(),
+            **{f"goldkeeper.{key}".encode(): value.encode() for key, value in (metadata or {}).items()}}
+    schema = pa.schema(fields, metadata=meta)
+    with open_write_atomic(url) as sink:
+        writer = pa.parquet.ParquetWriter(sink, schema, compression="zstd")
+        for start in range(0, max(len(rows), 1), BATCH_ROWS):
+            part = rows[start:start + BATCH_ROWS]
+            columns = {name: [row.get(name) for row in part] for name in ordered}
+            for name in coded:
+                columns[name] = [None if value is None else json.dumps(value, ensure_ascii=False, sort_keys=False)
+                                 for value in columns[name]]
+            writer.write_table(pa.table(columns, schema=schema))
+        writer.close()
+    return len(rows)
+
+
+def judgment_blocks(url: str, data: bytes | None = None) -> Iterator[list[dict[str, Any]]]:
+    """A Parquet judgments file's label rows a batch at a time, each checked as a JSONL line
+    is (``core.judgments.check_row``)."""
+    from goldkeeper.core.judgments import check_row
+
+    source = source_name(url)
+    found = False
+    for done, rows in parquet_rows(url, data):
+        try:
+            yield [check_row(row, source, done + n) for n, row in enumerate(rows, start=1)]
+        except InputError as error:
+            raise at_row(error) from None
+        found = found or bool(rows)
+    if not found:
+        raise InputError(source, "holds no row, so there is nothing to read", field="file", found="an empty table")
+
+
+def run_entries(url: str, data: bytes | None = None) -> Iterator[Any]:
+    """A Parquet run's entries (``RunEntry``), each row checked as a run JSONL line is."""
+    from goldkeeper.core.runs import iter_run
+
+    seen: dict[str, int] = {}
+    for done, rows in parquet_rows(url, data):
+        try:
+            yield from iter_run([_run_line(row) for row in rows], source_name(url), first_line=done + 1, seen=seen)
+        except InputError as error:
+            raise run_at_row(error) from None
+
+
+def _run_line(row: dict[str, Any]) -> str:
+    """A run row as the JSON line the run reader reads; a score that is no finite number is
+    given as its text, which the reader refuses (JSON has no NaN)."""
+    scores = row.get("scores")
+    if isinstance(scores, list) and any(isinstance(v, float) and not math.isfinite(v) for v in scores):
+        row = {**row, "scores": [v if not isinstance(v, float) or math.isfinite(v) else str(v) for v in scores]}
+    return json.dumps(row, ensure_ascii=False)
+
+
+def corpus_of(url: str, data: bytes | None = None) -> Any:
+    """A Parquet snapshot as a ``Corpus``: each row checked as a corpus.json chunk is, the
+    fingerprints from the schema's metadata."""
+    from goldkeeper.core.drift import Corpus, check_unique_ids, chunk_from_dict
+
+    source = source_name(url)
+    chunks = []
+    for done, rows in parquet_rows(url, data):
+        try:
+            chunks += [chunk_from_dict(row, source, line=done + n) for n, row in enumerate(rows, start=1)]
+        except InputError as error:
+            raise at_row(error) from None
+    check_unique_ids((chunk.chunk_id for chunk in chunks), source)
+    meta = parquet_metadata(url, data)
+    return Corpus(chunks, meta.get("corpus_fingerprint"), meta.get("chunker_fingerprint"))
+
+
+def run_heads(url: str, depth: int, data: bytes | None = None) -> Iterator[Any]:
+    """A Parquet run's heads (``core.grouped.RunHeads``) a batch at a time, read by column: the
+    query ids and each ranking's first ``depth`` keys (more where a key repeats among them),
+    never the rest of the file's values as Python objects. A row the columns cannot give
+    strictly (a null, a score that is not a finite number, a repeated query) is read by the
+    run reader instead, which words its refusal."""
+    pa = _pyarrow()
+    import pyarrow.compute as pc
+
+    from goldkeeper.core.grouped import RunHeads
+
+    source = source_name(url)
+    with _stream(url, data) as stream:
+        parquet = _open(url, stream)
+        names = parquet.schema_arrow.names
+        for needed in ("query_id", "ranking"):
+            if needed not in names:
+                raise InputError(source, "a run has the columns query_id and ranking", field=f"column {needed}",
+                                 found="no such column")
+        extra = sorted(set(names) - {"query_id", "ranking", "scores"})
+        if extra:
+            raise InputError(source, "is not a column of a run (query_id, ranking, scores)", field=f"column {extra[0]}",
+                             found="a column")
+        done = 0
+        seen: dict[str, int] = {}  # each query's row, for the refusal of a repeated one
+        try:
+            for batch in parquet.iter_batches(batch_size=BATCH_ROWS):
+                heads = _heads_of(pa, pc, batch, depth, RunHeads, seen)
+                if heads is None:
+                    yield _checked_heads(url, batch, done, depth, seen)
+                else:
+                    seen.update(zip(heads.query_ids, range(done + 1, done + batch.num_rows + 1)))
+                    yield heads
+                done += batch.num_rows
+        except pa.ArrowException as error:
+            raise InputError(source, f"is not a readable Parquet file past row {done} "
+                                     f"({str(error).splitlines()[0][:120]})") from None
+
+
+def _heads_of(pa: Any, pc: Any, batch: Any, depth: int, RunHeads: Any, seen: Mapping[str, int]) -> Any:
+    """The heads of a batch whose columns hold nothing a reader would refuse; else None."""
+    queries, ranking = batch.column("query_id"), batch.column("ranking")
+    if not pa.types.is_string(queries.type) or not pa.types.is_list(ranking.type) or \
+            not pa.types.is_string(ranking.type.value_type):
+        return None
+    if queries.null_count or ranking.null_count or pc.any(pc.equal(pc.utf8_length(queries), 0)).as_py():
+        return None
+    flat = pc.list_flatten(ranking)
+    if flat.null_count or (len(flat) and pc.any(pc.equal(pc.utf8_length(flat), 0)).as_py()):
+        return None
+    if "scores" in batch.schema.names:
+        scores = batch.column("scores")
+        if not pa.types.is_list(scores.type) or not pa.types.is_floating(scores.type.value_type):
+            return None
+        present = scores.filter(pc.is_valid(scores))
+        values = pc.list_flatten(present)
+        if values.null_count or (len(values) and not pc.all(pc.is_finite(values)).as_py()):
+            return None
+        lengths = pc.list_value_length(ranking).filter(pc.is_valid(scores))
+        if not pc.all(pc.equal(pc.list_value_length(present), lengths)).as_py():
+            return None
+    ids = queries.to_pylist()
+    if len(set(ids)) != len(ids) or not seen.keys().isdisjoint(ids):
+        return None
+    heads = RunHeads(depth)
+    firsts = pc.list_slice(ranking, 0, depth).to_pylist()
+    whole = None
+    for n, (query_id, keys) in enumerate(zip(ids, firsts)):
+        if len(set(keys)) < len(keys):  # a key repeats among the first: read on until depth are distinct
+            whole = whole if whole is not None else ranking
+            keys = whole[n].as_py()
+        heads.add(query_id, keys)
+    return heads
+
+
+def _checked_heads(url: str, batch: Any, done: int, depth: int, seen: dict[str, int]) -> Any:
+    """A batch read row by row by the run reader (``core.runs``), its refusal worded for rows."""
+    from goldkeeper.core.grouped import pack_run
+    from goldkeeper.core.runs import iter_run
+
+    lines = [_run_line(_present(row)) for row in batch.to_pylist()]
+    try:
+        return pack_run(iter_run(lines, source_name(url), first_line=done + 1, seen=seen), depth)
+    except InputError as error:
+        raise run_at_row(error) from None

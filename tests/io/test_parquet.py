@@ -1,0 +1,162 @@
+"""Parquet forms of judgments, runs and snapshots (spec/formats.md, "Parquet"): every format
+round-trips to byte-identical canonical JSON, scoring and drift read them as they read JSON,
+DuckDB queries them, and hostile files are refused in one line naming file, row and column."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.conftest import FIXTURES, run_cli
+
+pa = pytest.importorskip("pyarrow")
+pq = pytest.importorskip("pyarrow.parquet")
+
+CASE = FIXTURES / "goldkeeper-one-gold-set"
+
+
+@pytest.fixture(scope="module")
+def made(tmp_path_factory):
+    """The one-gold-set fixture as JSON and as Parquet: judgments with spans and provenance,
+    a run with scores, a snapshot with offsets."""
+    d = tmp_path_factory.mktemp("parquet")
+    rows = [json.loads(line) for line in (CASE / "judgments.jsonl").read_text().splitlines()]
+    for n, row in enumerate(rows):  # the fields a label gathers over its life: typed, and JSON-valued
+        row.update(labeled_by="human:ana", labeled_at="2026-12-01T00:00:00Z", stratum="odd" if n % 2 else "even")
+        if n % 3 == 0:
+            row["rejudged_from"] = {"item_id": "rq1:" + "0" * 24, "status": "SPLIT", "relevance": 2}
+        if n == 1:
+            row["span"]["proposed_by"] = "synthetic:m"
+    (d / "judgments.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows))
+    entries = [json.loads(line) for line in (CASE / "run-tokens.jsonl").read_text().splitlines()]
+    for entry in entries:
+        entry["scores"] = [1.0 / (i + 1) for i in range(len(entry["ranking"]))]
+    (d / "run.jsonl").write_text("".join(json.dumps(entry) + "\n" for entry in entries))
+    for args in (("convert", str(d / "judgments.jsonl"), "--to", "judgments", "-o", str(d / "judgments.parquet")),
+                 ("convert", str(d / "run.jsonl"), "--to", "run", "-o", str(d / "run.parquet")),
+                 ("snapshot", str(CASE / "chunks-tokens.jsonl"), "--chunker", "tokens", "-o", str(d / "snap.json")),
+                 ("snapshot", str(CASE / "chunks-tokens.jsonl"), "--chunker", "tokens", "-o", str(d / "snap.parquet"))):
+        done = run_cli(*args, "--quiet") if args[0] == "snapshot" else run_cli(*args)
+        assert done.code == 0, (args, done.stderr)
+    return d
+
+
+def _canonical(path, to):
+    done = run_cli("convert", str(path), "--to", to)
+    assert done.code == 0, done.stderr
+    return done.stdout
+
+
+def test_judgments_and_runs_round_trip_to_byte_identical_canonical_json(made):
+    assert _canonical(made / "judgments.parquet", "judgments") == _canonical(made / "judgments.jsonl", "judgments")
+    assert _canonical(made / "run.parquet", "run") == _canonical(made / "run.jsonl", "run")
+    table = pq.read_table(made / "judgments.parquet")
+    assert table.schema.field("relevance").type == pa.int64()
+    assert pa.types.is_struct(table.schema.field("span").type)
+    assert table.schema.field("rejudged_from").type == pa.string()  # any other field: its JSON text
+    run = pq.read_table(made / "run.parquet")
+    assert run.schema.field("ranking").type == pa.list_(pa.string())
+    assert run.schema.field("scores").type == pa.list_(pa.float64())
+
+
+def test_a_parquet_snapshot_holds_what_corpus_json_holds(made):
+    from goldkeeper.io.snapshots import open_corpus
+
+    parquet, json_snapshot = open_corpus(str(made / "snap.parquet")), open_corpus(str(made / "snap.json"))
+    assert parquet.chunks == json_snapshot.chunks
+    assert (parquet.corpus_fingerprint, parquet.chunker_fingerprint) == ("tokens", "tokens")
+    # chunker output given as Parquet makes the same snapshot
+    chunks = [json.loads(line) for line in (CASE / "chunks-tokens.jsonl").read_text().splitlines()]
+    pq.write_table(pa.Table.from_pylist(chunks), made / "chunks.parquet")
+    done = run_cli("snapshot", str(made / "chunks.parquet"), "--chunker", "tokens", "-o", str(made / "again.json"),
+                   "--quiet")
+    assert done.code == 0, done.stderr
+    assert (made / "again.json").read_bytes() == (made / "snap.json").read_bytes()
+
+
+def test_score_drift_and_compare_read_parquet_as_they_read_json(made):
+    args = ("-k", "1,5", "--now", "2026-12-07T00:00:00Z", "--format", "json")
+    from_json = json.loads(run_cli("score", "-j", str(made / "judgments.jsonl"), "-r", str(made / "run.jsonl"),
+                                   "--corpus", str(made / "snap.json"), *args).stdout)
+    from_parquet = json.loads(run_cli("score", "-j", str(made / "judgments.parquet"), "-r", str(made / "run.parquet"),
+                                      "--corpus", str(made / "snap.parquet"), *args).stdout)
+    for part in ("metrics", "per_query", "verdict", "validation", "corpus"):
+        assert from_parquet[part] == from_json[part], part
+    assert from_parquet["inputs"]["spans"] == from_json["inputs"]["spans"]
+    assert from_parquet["inputs"]["run"]["sha256"] != from_json["inputs"]["run"]["sha256"]  # each file's own
+    drift_json = json.loads(run_cli("drift", "-j", str(made / "judgments.jsonl"), "-c", str(made / "snap.json"),
+                                    "--format", "json").stdout)
+    drift_parquet = json.loads(run_cli("drift", "-j", str(made / "judgments.parquet"), "-c", str(made / "snap.parquet"),
+                                       "--format", "json").stdout)
+    assert drift_parquet["summary"] == drift_json["summary"] and drift_parquet["findings"] == drift_json["findings"]
+
+
+def test_duckdb_queries_a_snapshot_and_a_run(made):
+    duckdb = pytest.importorskip("duckdb")
+    per_document = duckdb.sql(f"select doc_uri, count(*) from '{made / 'snap.parquet'}' group by 1 order by 1").fetchall()
+    chunks = [json.loads(line) for line in (CASE / "chunks-tokens.jsonl").read_text().splitlines()]
+    expected = sorted({c["doc_uri"]: sum(1 for o in chunks if o["doc_uri"] == c["doc_uri"]) for c in chunks}.items())
+    assert per_document == expected
+    (deepest,), = duckdb.sql(f"select max(len(ranking)) from '{made / 'run.parquet'}'").fetchall()
+    assert deepest == max(len(json.loads(line)["ranking"]) for line in (made / "run.jsonl").read_text().splitlines())
+
+
+def _table(path, columns: dict, schema=None):
+    pq.write_table(pa.table(columns, schema=schema), path)
+    return path
+
+
+LABEL = {"query_id": ["q1", "q2"], "doc_uri": ["d", "d"], "chunk_id": ["c1", "c2"], "relevance": [1, 2]}
+
+
+@pytest.mark.parametrize(("columns", "said"), [
+    ({**LABEL, "relevance": ["1", "2"]}, "row 1: column relevance: "),
+    ({**LABEL, "query_id": ["q1", None]}, "row 2: column query_id: "),
+    ({**LABEL, "relevance": [1.0, 1.5]}, "row 1: column relevance: "),
+])
+def test_hostile_judgments_are_refused_naming_file_row_and_column(tmp_path, columns, said):
+    path = _table(tmp_path / "bad.parquet", columns)
+    for args in (("validate", str(path)), ("score", "-j", str(path), "-r", str(path))):
+        done = run_cli(*args)
+        assert done.code == 2, (args, done)
+        (line,) = done.stderr.strip().splitlines()
+        assert line.startswith(f"error: {path}: {said}"), line
+
+
+@pytest.mark.parametrize(("columns", "said"), [
+    ({"query_id": ["q1", "q2"], "ranking": [["a"], ["b", "c"]], "scores": [[1.0], [float("nan"), 0.5]]},
+     "row 2: column scores"),
+    ({"query_id": ["q1", "q1"], "ranking": [["a"], ["b"]]}, "row 2: column query_id: duplicate entry for query q1, "
+                                                           "already in row 1"),
+    ({"query_id": ["q1", "q2"], "ranking": [["a"], None]}, "row 2: column ranking"),
+    ({"query_id": ["q1", "q2"], "ranking": [["a"], ["b"]], "colour": ["red", "blue"]}, "column colour"),
+])
+def test_hostile_runs_are_refused_naming_file_row_and_column(tmp_path, columns, said):
+    labels = tmp_path / "labels.jsonl"
+    labels.write_text(json.dumps({"query_id": "q1", "doc_uri": "d", "chunk_id": "a", "relevance": 1}) + "\n")
+    path = _table(tmp_path / "run.parquet", columns)
+    done = run_cli("score", "-j", str(labels), "-r", str(path))
+    assert done.code == 2, done
+    (line,) = done.stderr.strip().splitlines()
+    assert line.startswith(f"error: {path}: ") and said in line, line
+    assert "Traceback" not in done.stderr
+
+
+def test_a_truncated_file_and_duplicate_columns_are_refused_whole(tmp_path, made):
+    data = (made / "judgments.parquet").read_bytes()
+    cut = tmp_path / "cut.parquet"
+    cut.write_bytes(data[: len(data) // 2])
+    done = run_cli("validate", str(cut))
+    assert done.code == 2 and "is not a readable Parquet file" in done.stderr, done
+    twice = tmp_path / "twice.parquet"
+    table = pa.Table.from_arrays([pa.array(["q1"]), pa.array(["d"]), pa.array([1]), pa.array([2])],
+                                 names=["query_id", "doc_uri", "relevance", "relevance"])
+    pq.write_table(table, twice)
+    done = run_cli("validate", str(twice))
+    assert done.code == 2 and "column relevance: has two columns of one name" in done.stderr, done
+
+
+def test_parquet_holds_judgments_or_runs_only(made, tmp_path):
+    done = run_cli("convert", str(made / "judgments.jsonl"), "--to", "qrels", "-o", str(tmp_path / "q.parquet"))
+    assert done.code == 2 and "Parquet holds judgments or a run" in done.stderr
