@@ -107,9 +107,11 @@ def _fix_and_queue(judgments: str, rows: Iterable[dict[str, Any]], result: Any, 
 
 @app.command()
 def snapshot(
-    chunks: Annotated[str, typer.Argument(help="Chunker output, JSONL or Parquet: {doc_uri, doc_revision, ordinal, text[, start_index]} per line or row.")],
-    chunker: Annotated[str, typer.Option("--chunker", help="Chunker fingerprint, e.g. recursive/512/64.")],
-    out: Annotated[str, typer.Option("--out", "-o", help="corpus.json; a name ending .parquet: a Parquet snapshot; with --sharded a directory.")],
+    chunks: Annotated[Optional[str], typer.Argument(help="Chunker output, JSONL or Parquet: {doc_uri, doc_revision, ordinal, text[, start_index]} per line or row.", show_default=False)] = None,
+    chunker: Annotated[str, typer.Option("--chunker", help="Chunker fingerprint, e.g. recursive/512/64.")] = "",
+    out: Annotated[str, typer.Option("--out", "-o", help="corpus.json; a name ending .parquet: a Parquet snapshot; with --sharded a directory.")] = "",
+    store: Annotated[Optional[str], typer.Option("--store", help="Read the chunks from the vector store that holds them instead: lancedb:DIR#TABLE, chroma:DIR#COLLECTION, qdrant:DIR#COLLECTION, qdrant:http://HOST:6333#COLLECTION, postgresql://USER@HOST/DB#TABLE (spec/stores.md).")] = None,
+    field: Annotated[list[str], typer.Option("--field", help="With --store: which of the store's fields is a chunk's id, text, doc, revision, ordinal or offset, as NAME=FIELD (dotted for nested: doc=metadata.source; NAME= for none). Repeat.")] = [],  # noqa: B006
     corpus_fingerprint: Annotated[Optional[str], typer.Option(
         "--corpus-fingerprint", help="The corpus and chunker state, as labels made against it name it.")] = None,
     sharded: Annotated[bool, typer.Option("--sharded", help="Write manifest.json plus gzip JSONL shards, streaming.")] = False,
@@ -117,25 +119,43 @@ def snapshot(
     gzip: Annotated[bool, typer.Option("--gzip/--no-gzip", help="Compress shards (with --sharded).")] = True,
     quiet: QuietOption = False,
 ) -> None:
-    """Build a corpus snapshot from chunker output, computing every id: one corpus.json, or
-    (--sharded) a streaming layout for corpora too big to hold in memory."""
+    """Build a corpus snapshot from chunker output or straight from a vector store, computing
+    every id: one corpus.json, a Parquet file, or (--sharded) a streaming layout for corpora
+    too big to hold in memory."""
     from goldkeeper.core.identity import FIELD_SEPARATOR
+
+    if (chunks is None) == (store is None):
+        raise UsageError("snapshot: give the chunker output (CHUNKS) or --store, one of them")
+    if field and store is None:
+        raise UsageError("--field: maps a vector store's fields (with --store)")
+    for name, value in (("--chunker", chunker), ("--out", out)):
+        if not value:
+            raise UsageError(f"snapshot: {name} is required")
 
     if not chunker or FIELD_SEPARATOR in chunker:
         raise UsageError(f"--chunker: must be a non-empty string without U+001F (the field separator of chunk ids), "
                          f"got {chunker!r}")
     with progress(quiet=quiet):
-        _write_snapshot(chunks, chunker, out, corpus_fingerprint, sharded, shard_chunks, gzip)
+        if store is not None:
+            from goldkeeper.io.stores import FieldMap, store_chunks
+
+            rows, source = store_chunks(store, FieldMap().with_given(field)), store
+        else:
+            rows, source = None, chunks or ""
+        _write_snapshot(source, chunker, out, corpus_fingerprint, sharded, shard_chunks, gzip, rows)
 
 
 def _write_snapshot(chunks: str, chunker: str, out: str, corpus_fingerprint: str | None, sharded: bool,
-                    shard_chunks: int, gzip: bool) -> None:
+                    shard_chunks: int, gzip: bool, rows: Any = None) -> None:
+    """``chunks`` (a file's name, or a store's with its ``rows`` given) as a snapshot at ``out``."""
     from goldkeeper.core.jsonl import decode_jsonl
     from goldkeeper.io import parquet
     from goldkeeper.io.files import iter_lines, write_bytes_atomic
 
     source = source_name(chunks)
-    if parquet.is_parquet(chunks):
+    if rows is not None:
+        pass
+    elif parquet.is_parquet(chunks):
         rows = ((done + n, row) for done, block in parquet.parquet_rows(chunks) for n, row in enumerate(block, 1))
     else:
         rows = decode_jsonl(iter_lines(chunks), source)
@@ -155,6 +175,8 @@ def _write_snapshot(chunks: str, chunker: str, out: str, corpus_fingerprint: str
     try:
         built = build_snapshot(rows, chunker, corpus_fingerprint, source, numbered=True)
     except InputError as error:
+        if rows is not None:  # a store's: its chunk in the store's order, and the field
+            raise parquet.at_row(error, unit="chunk", part="field") from None
         raise (parquet.at_row(error) if parquet.is_parquet(chunks) else error) from None
     if out.endswith(".parquet"):
         parquet.write_parquet(out, "snapshot", built["chunks"], {name: built[name] for name in (

@@ -21,6 +21,8 @@ def emit_reindex(
     snapshot_url: Annotated[Optional[str], typer.Option("--snapshot-url", help="The new snapshot (corpus.json or a sharded directory).")] = None,
     chunks_url: Annotated[Optional[str], typer.Option("--chunks-url", help="Or chunker output to snapshot first...")] = None,
     chunker: Annotated[Optional[str], typer.Option("--chunker", help="...with its chunker fingerprint (default: the suite's configured chunker, which the flow reads).")] = None,
+    store_url: Annotated[Optional[str], typer.Option("--store-url", help="Or the vector store holding the chunks, as snapshot --store names it (spec/stores.md); the worker reads it.")] = None,
+    store_field: Annotated[list[str], typer.Option("--store-field", help="With --store-url: as snapshot's --field NAME=FIELD. Repeat.")] = [],  # noqa: B006
     payload: Annotated[Optional[str], typer.Option("--payload", help="Extra JSON object for the event's payload.")] = None,
 ) -> None:
     """Emit goldkeeper.corpus.reindexed to the configured Prefect server, for indexers that do
@@ -35,10 +37,20 @@ def emit_reindex(
             raise UsageError(f"--payload: not JSON ({error.msg})") from None
         if not isinstance(extra, dict):
             raise UsageError("--payload: a JSON object")
-    if not snapshot_url and not chunks_url:
-        raise UsageError("give --snapshot-url, or --chunks-url (with --chunker, or the suite's configured one)")
-    if chunker and not chunks_url:
-        raise UsageError("--chunker: names the chunker of --chunks-url, and there is none")
+    if sum(map(bool, (snapshot_url, chunks_url, store_url))) != 1:
+        raise UsageError("give one of --snapshot-url, --chunks-url or --store-url (these two with --chunker, or the "
+                         "suite's configured one)")
+    if chunker and not (chunks_url or store_url):
+        raise UsageError("--chunker: names the chunker of --chunks-url or --store-url, and there is none")
+    if store_field and not store_url:
+        raise UsageError("--store-field: maps the fields of --store-url, and there is none")
+    if store_url:
+        from goldkeeper.io.stores import FieldMap, parse_store
+
+        parse_store(store_url)  # refused here, not on the worker
+        FieldMap().with_given(store_field)
+        if any("," in item for item in store_field):
+            raise UsageError("--store-field: one NAME=FIELD each (a field's name has no comma)")
     use_prefect()
     from prefect.events import emit_event
     from prefect.settings import PREFECT_API_URL
@@ -49,7 +61,8 @@ def emit_reindex(
         raise UsageError("no Prefect server is configured: set PREFECT_API_URL (the event would go nowhere)")
     resource = {"prefect.resource.id": f"goldkeeper.corpus.{corpus}"}
     for key, value in (("goldkeeper.suite", suite), ("goldkeeper.snapshot_url", snapshot_url),
-                       ("goldkeeper.chunks_url", chunks_url), ("goldkeeper.chunker", chunker)):
+                       ("goldkeeper.chunks_url", chunks_url), ("goldkeeper.chunker", chunker),
+                       ("goldkeeper.store_url", store_url), ("goldkeeper.store_fields", ",".join(store_field))):
         if value:
             resource[key] = value
     from prefect.events.worker import EventsWorker

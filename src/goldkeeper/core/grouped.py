@@ -132,6 +132,14 @@ class RunHeads:
         self.lengths: list[int] = []
         self.repeated: list[str] = []
 
+    @classmethod
+    def of_distinct(cls, depth: int, query_ids: list[str], keys: list[str], lengths: list[int]) -> RunHeads:
+        """Heads from flat lists already cut: each query's first ``depth`` keys, none of them
+        repeated (a columnar reader's, which checked that)."""
+        heads = cls(depth)
+        heads.query_ids, heads.keys, heads.lengths = query_ids, keys, lengths
+        return heads
+
     def add(self, query_id: str, ranking: Sequence[str]) -> None:
         keys, repeated = top_keys(ranking, self.depth)
         self.query_ids.append(query_id)

@@ -56,6 +56,7 @@ from goldkeeper.io.storage import (
     current_judgments_url,
     publish_queue,
     publish_sharded_snapshot,
+    publish_store_snapshot,
     read_current_judgments,
     read_judgments_version,
     read_latest_queue,
@@ -83,6 +84,8 @@ REINDEX_PARAMETERS = {
     "corpus_url": "{{ event.resource['goldkeeper.snapshot_url'] | default(none, true) }}",
     "chunks_url": "{{ event.resource['goldkeeper.chunks_url'] | default(none, true) }}",
     "chunker": "{{ event.resource['goldkeeper.chunker'] | default(none, true) }}",
+    "store_url": "{{ event.resource['goldkeeper.store_url'] | default(none, true) }}",
+    "store_fields": "{{ event.resource['goldkeeper.store_fields'] | default(none, true) }}",
 }
 #: How many times a re-index starts over when another re-index of the suite made its
 #: judgments version first (two events together): then it fails, saying so.
@@ -153,6 +156,25 @@ def read_corpus(corpus_url: str):
 @step(timeout_seconds=3600)
 def publish_corpus_snapshot(storage_url: str, corpus: str, chunks_url: str, chunker: str) -> dict[str, Any]:
     return publish_sharded_snapshot(storage_url, corpus, chunks_url, chunker)
+
+
+@step(timeout_seconds=3600)
+def publish_store_corpus(storage_url: str, corpus: str, store_url: str, chunker: str,
+                         fields: list[str]) -> dict[str, Any]:
+    return publish_store_snapshot(storage_url, corpus, store_url, chunker, fields)
+
+
+@flow(name="goldkeeper-snapshot-store", log_prints=True)
+def snapshot_store(corpus: str, store_url: str, chunker: str, fields: list[str] | None = None,
+                   storage_url: str | None = None) -> str:
+    """The chunks of a vector store (spec/stores.md) to a stored, sharded snapshot; the same
+    chunks twice are stored once. Credentials come from the worker's environment."""
+    storage_url = storage_root(storage_url)
+    published = publish_store_corpus(storage_url, corpus, store_url, chunker, list(fields or []))
+    counts = published["manifest"]["counts"]
+    print(f"{corpus}: snapshot of {counts['chunks']} chunks from the store at {published['url']}"
+          + (" (already stored)" if published["reused"] else ""))
+    return published["url"]
 
 
 @flow(name="goldkeeper-snapshot-corpus", log_prints=True)
@@ -277,12 +299,16 @@ def on_reindex(
     partitions: int = 0,
     cluster: str | None = None,
     workers: int = 2,
+    store_url: str | None = None,
+    store_fields: str | None = None,
 ) -> State:
     """The lifecycle after a re-index: [snapshot], drift, fix, queue, then evaluate each run;
     Failed when an evaluation did not pass (``rolled_up``).
 
-    Give ``corpus_url`` (a snapshot) or ``chunks_url`` and ``chunker`` (chunker output, which
-    is snapshotted to storage first; the suite's configured chunker when none is given). The
+    Give ``corpus_url`` (a snapshot), ``chunks_url`` and ``chunker`` (chunker output, which
+    is snapshotted to storage first; the suite's configured chunker when none is given), or
+    ``store_url`` and ``chunker`` (the vector store holding the chunks; ``store_fields`` the
+    ``snapshot --field`` assignments, comma-separated; spec/stores.md). The
     runs, ``k`` and ``gates`` default to the suite's configuration (none configured: nothing
     is scored, k 10, no gates), and a configured suite records the new snapshot as its live
     corpus. ``partitions`` > 0 splits drift by doc_uri (and each evaluation by query id) over
@@ -291,10 +317,14 @@ def on_reindex(
     storage_url = storage_root(storage_url)
     config = read_suite_config(storage_url, suite)
     chunker = chunker or (config.chunker if config else None)
-    if corpus_url is None and not (chunks_url and chunker):
-        raise ValueError("on_reindex: give corpus_url, or chunks_url and chunker (or configure the suite's chunker)")
+    if corpus_url is None and not ((chunks_url or store_url) and chunker):
+        raise ValueError("on_reindex: give corpus_url, or chunks_url or store_url with chunker (or configure the "
+                         "suite's chunker)")
     check_reindex(storage_url, suite, corpus_url, chunks_url)  # before anything is written
-    if corpus_url is None:
+    if corpus_url is None and store_url:
+        corpus_url = snapshot_store(suite, store_url, chunker, [f for f in (store_fields or "").split(",") if f],
+                                    storage_url)
+    elif corpus_url is None:
         corpus_url = snapshot_corpus(suite, chunks_url, chunker, storage_url)
     run_urls, k, gates = _configured(config, run_urls, k, gates)
     corpus_sha = content_hash(corpus_url)

@@ -27,7 +27,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from goldkeeper.errors import GoldkeeperError, InputError, UsageError, describe_value
-from goldkeeper.io.files import open_read, open_write_atomic, source_name
+from goldkeeper.io.files import is_local, local_path, open_read, open_write_atomic, source_name
 
 __all__ = ["BATCH_ROWS", "MAGIC", "FileDigest", "at_row", "corpus_of", "is_parquet", "judgment_blocks", "parquet_metadata",
            "parquet_rows", "run_entries", "run_heads", "write_parquet"]
@@ -48,7 +48,7 @@ _TYPED = {
                   ("stratum", "string"), ("prompt_sha", "string"), ("pooled_from", "string"), ("span", "span")),
     "run": (("query_id", "string"), ("ranking", "strings"), ("scores", "doubles")),
     "snapshot": (("chunk_id", "string"), ("doc_uri", "string"), ("doc_revision", "string"), ("ordinal", "int64"),
-                 ("start_index", "int64"), ("text", "string"), ("text_sha", "string")),
+                 ("start_index", "int64"), ("text", "string"), ("text_sha", "string"), ("store_id", "string")),
 }
 
 
@@ -82,7 +82,7 @@ def is_parquet(url: str) -> bool:
 def _open(url: str, stream: Any) -> Any:
     pa = _pyarrow()
     try:
-        parquet = pa.parquet.ParquetFile(stream)
+        parquet = pa.parquet.ParquetFile(stream, pre_buffer=True)
     except (pa.ArrowException, OSError) as error:
         raise InputError(source_name(url), f"is not a readable Parquet file ({str(error).splitlines()[0][:120]})",
                          hint="a truncated or damaged file: write it again") from None
@@ -134,13 +134,13 @@ def _present(value: Any) -> Any:
     return value
 
 
-def at_row(error: InputError, first: int = 0) -> InputError:
+def at_row(error: InputError, first: int = 0, unit: str = "row", part: str = "column") -> InputError:
     """A reader's refusal of a row (its ``line``, counted from ``first`` + 1) as a Parquet
-    file's: the row and the column."""
+    file's: the row and the column (a store's: its chunk and field)."""
     if error.line is None:
         return error
-    field = f"column {error.field}" if error.field and error.field != "line" else None
-    return InputError(error.source, error.problem, field=f"row {first + error.line}" + (f": {field}" if field else ""),
+    field = f"{part} {error.field}" if error.field and error.field != "line" else None
+    return InputError(error.source, error.problem, field=f"{unit} {first + error.line}" + (f": {field}" if field else ""),
                       found=error.found, hint=error.hint)
 
 
@@ -300,7 +300,7 @@ def run_heads(url: str, depth: int, data: bytes | None = None) -> Iterator[Any]:
         done = 0
         seen: dict[str, int] = {}  # each query's row, for the refusal of a repeated one
         try:
-            for batch in parquet.iter_batches(batch_size=BATCH_ROWS):
+            for batch in _batches(url, data, parquet):
                 heads = _heads_of(pa, pc, batch, depth, RunHeads, seen)
                 if heads is None:
                     yield _checked_heads(url, batch, done, depth, seen)
@@ -313,16 +313,27 @@ def run_heads(url: str, depth: int, data: bytes | None = None) -> Iterator[Any]:
                                      f"({str(error).splitlines()[0][:120]})") from None
 
 
+def _batches(url: str, data: bytes | None, parquet: Any) -> Iterator[Any]:
+    """The file's record batches in order: a local file through pyarrow's dataset scanner, which
+    reads row groups ahead on its threads; anything else through the opened file."""
+    if data is None and is_local(url):
+        import pyarrow.dataset as ds
+
+        yield from ds.dataset(local_path(url), format="parquet").to_batches(batch_size=BATCH_ROWS)
+    else:
+        yield from parquet.iter_batches(batch_size=BATCH_ROWS)
+
+
 def _heads_of(pa: Any, pc: Any, batch: Any, depth: int, RunHeads: Any, seen: Mapping[str, int]) -> Any:
     """The heads of a batch whose columns hold nothing a reader would refuse; else None."""
     queries, ranking = batch.column("query_id"), batch.column("ranking")
     if not pa.types.is_string(queries.type) or not pa.types.is_list(ranking.type) or \
             not pa.types.is_string(ranking.type.value_type):
         return None
-    if queries.null_count or ranking.null_count or pc.any(pc.equal(pc.utf8_length(queries), 0)).as_py():
+    if queries.null_count or ranking.null_count or (len(queries) and pc.min(pc.binary_length(queries)).as_py() == 0):
         return None
     flat = pc.list_flatten(ranking)
-    if flat.null_count or (len(flat) and pc.any(pc.equal(pc.utf8_length(flat), 0)).as_py()):
+    if flat.null_count or (len(flat) and pc.min(pc.binary_length(flat)).as_py() == 0):
         return None
     if "scores" in batch.schema.names:
         scores = batch.column("scores")
@@ -338,15 +349,30 @@ def _heads_of(pa: Any, pc: Any, batch: Any, depth: int, RunHeads: Any, seen: Map
     ids = queries.to_pylist()
     if len(set(ids)) != len(ids) or not seen.keys().isdisjoint(ids):
         return None
-    heads = RunHeads(depth)
-    firsts = pc.list_slice(ranking, 0, depth).to_pylist()
-    whole = None
-    for n, (query_id, keys) in enumerate(zip(ids, firsts)):
-        if len(set(keys)) < len(keys):  # a key repeats among the first: read on until depth are distinct
-            whole = whole if whole is not None else ranking
-            keys = whole[n].as_py()
-        heads.add(query_id, keys)
+    firsts = pc.list_slice(ranking, 0, depth)
+    keys = pc.list_flatten(firsts)
+    repeating = _repeating_rows(pc, firsts, keys)
+    if not repeating:
+        return RunHeads.of_distinct(depth, ids, keys.to_pylist(), pc.list_value_length(firsts).to_pylist())
+    heads = RunHeads(depth)  # a key repeats among some query's first: those read on until depth are distinct
+    for n, (query_id, head) in enumerate(zip(ids, firsts.to_pylist())):
+        heads.add(query_id, ranking[n].as_py() if n in repeating else head)
     return heads
+
+
+def _repeating_rows(pc: Any, firsts: Any, keys: Any) -> set[int]:
+    """The rows of ``firsts`` (lists) in which a key appears twice: each key coded as (row,
+    key's dictionary code) in one integer, sorted, a repeat is two neighbours alike."""
+    import numpy as np
+
+    if len(keys) < 2:
+        return set()
+    encoded = pc.dictionary_encode(keys)
+    width = len(encoded.dictionary)
+    pairs = np.sort(pc.list_parent_indices(firsts).to_numpy().astype(np.int64) * width
+                    + encoded.indices.to_numpy().astype(np.int64))
+    twice = pairs[1:][pairs[1:] == pairs[:-1]]
+    return set((twice // width).tolist())
 
 
 def _checked_heads(url: str, batch: Any, done: int, depth: int, seen: dict[str, int]) -> Any:

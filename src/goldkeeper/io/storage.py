@@ -18,6 +18,7 @@ import hashlib
 import json
 import os
 import re
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from goldkeeper.errors import ChangedError, InputError, MissingError, StorageError, UsageError, describe_value
@@ -635,12 +636,35 @@ def publish_sharded_snapshot(root: str, corpus: str, chunks_url: str, chunker: s
     """
     from goldkeeper.core.jsonl import decode_jsonl
     from goldkeeper.io.files import iter_blocks, iter_lines, source_name
-    from goldkeeper.io.snapshots import MANIFEST, ShardedCorpus, write_sharded_snapshot
 
     digest = hashlib.sha256()
     for block in iter_blocks(chunks_url):
         digest.update(block)
-    directory = _join(root, "snapshots", suite_slug(corpus), f"{suite_slug(chunker)}-{digest.hexdigest()[:12]}")
+    source = source_name(chunks_url)
+    return _publish_snapshot(root, corpus, chunker, digest.hexdigest(),
+                             lambda: decode_jsonl(iter_lines(chunks_url), source), source)
+
+
+def publish_store_snapshot(root: str, corpus: str, store_url: str, chunker: str, fields: list[str]) -> dict[str, Any]:
+    """The chunks of a vector store (``io.stores``; ``fields`` as ``--field`` takes them) as a
+    sharded snapshot under snapshots/<corpus>/<chunker>-<sha12 of the chunks read>/, as
+    ``publish_sharded_snapshot`` does for chunker output: the same chunks twice, stored once."""
+    from goldkeeper.io.stores import FieldMap, parse_store, store_chunks
+
+    rows = store_chunks(store_url, FieldMap().with_given(fields))
+    digest = hashlib.sha256()
+    for _, row in rows:
+        digest.update(json.dumps(row, sort_keys=True, ensure_ascii=False).encode("utf-8") + b"\n")
+    return _publish_snapshot(root, corpus, chunker, digest.hexdigest(), lambda: rows, str(parse_store(store_url)))
+
+
+def _publish_snapshot(root: str, corpus: str, chunker: str, digest: str, rows: Callable[[], Iterable[Any]],
+                      source: str) -> dict[str, Any]:
+    """A sharded snapshot of numbered chunker-output ``rows`` under the folder their ``digest``
+    names, or the one already there."""
+    from goldkeeper.io.snapshots import MANIFEST, ShardedCorpus, write_sharded_snapshot
+
+    directory = _join(root, "snapshots", suite_slug(corpus), f"{suite_slug(chunker)}-{digest[:12]}")
     manifest_url = _join(directory, MANIFEST)
     try:
         existing = ShardedCorpus(manifest_url)
@@ -650,7 +674,5 @@ def publish_sharded_snapshot(root: str, corpus: str, chunks_url: str, chunker: s
         manifest = {"corpus_fingerprint": existing.corpus_fingerprint, "counts": existing.counts}
         return {"url": manifest_url, "manifest": manifest, "reused": True}
     _ensure_parent(manifest_url)
-    source = source_name(chunks_url)
-    rows = decode_jsonl(iter_lines(chunks_url), source)
-    manifest = write_sharded_snapshot(directory, rows, chunker, source=source, numbered=True)
+    manifest = write_sharded_snapshot(directory, rows(), chunker, source=source, numbered=True)
     return {"url": manifest_url, "manifest": manifest, "reused": False}

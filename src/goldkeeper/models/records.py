@@ -90,6 +90,7 @@ CHUNK: tuple[FieldSpec, ...] = (
     FieldSpec("text", "text"),
     FieldSpec("text_sha", "hash"),
     FieldSpec("start_index", "count", "Where the chunker says the text starts in its document (optional)."),
+    FieldSpec("store_id", "text", "The chunk's own id in the vector store it was read from (optional).", live=False),
 )
 
 #: The fields drift keeps of a chunk, in order: the positional fields of ``LiveChunk``.

@@ -65,6 +65,12 @@ def snapshot_rows(
         start = _count(row, "start_index", source, line)
         if start is not None:
             out["start_index"] = start
+        store_id = row.get("store_id")
+        if store_id is not None:
+            if not isinstance(store_id, str) or not store_id:
+                raise InputError(source, "must be a non-empty string", line=line, field="store_id",
+                                 found=describe_value(store_id))
+            out["store_id"] = store_id
         yield out
 
 

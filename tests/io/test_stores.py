@@ -1,0 +1,203 @@
+"""Snapshots straight from the vector stores that hold the chunks (spec/stores.md), each with its
+real client on a real store: LanceDB and Chroma embedded, Qdrant's local mode, PostgreSQL (a
+server from Debian's package, started here). The collection is Python's own help texts
+(pydoc_data, 79 documents) cut by LangChain's RecursiveCharacterTextSplitter, thousands of
+chunks, then edited and re-chunked at another size. Each snapshot from a store equals, byte
+for byte, the one made from the same chunks as JSONL, and drift between the stores' two
+versions equals drift between the JSONL snapshots."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import tempfile
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import run_cli
+
+CHUNKER = "recursive/400/80"
+
+
+def _chunks(size: int, overlap: int, edited: bool) -> list[dict]:
+    """pydoc's topics as chunker output with offsets and the store's own ids; ``edited``:
+    every fifth topic's text changed and revised."""
+    from pydoc_data.topics import topics
+
+    from langchain_text_splitters import RecursiveCharacterTextSplitter
+
+    splitter = RecursiveCharacterTextSplitter(chunk_size=size, chunk_overlap=overlap, add_start_index=True)
+    rows = []
+    for n, (name, text) in enumerate(sorted(topics.items())):
+        revision = "3.11"
+        if edited and n % 5 == 0:
+            text, revision = text.replace("the", "a") + "\n\nAdded in a later revision.", "3.12"
+        for ordinal, document in enumerate(splitter.create_documents([text])):
+            rows.append({"doc_uri": f"pydoc://{name}", "doc_revision": revision, "ordinal": ordinal,
+                         "text": document.page_content, "start_index": document.metadata["start_index"],
+                         "store_id": str(uuid.uuid5(uuid.NAMESPACE_URL, f"{name}/{revision}/{size}/{ordinal}"))})
+    return rows
+
+
+@pytest.fixture(scope="module")
+def versions():
+    return {"v1": _chunks(400, 80, False), "v2": _chunks(600, 0, True)}
+
+
+def _vector(n: int) -> list[float]:
+    return [((n * 7919 + i * 104729) % 1000) / 1000.0 for i in range(4)]
+
+
+def _lancedb(root: Path, name: str, rows: list[dict]) -> str:
+    import lancedb
+
+    db = lancedb.connect(str(root / "lance"))
+    records = [{"id": r["store_id"], "text": r["text"], "doc_uri": r["doc_uri"], "doc_revision": r["doc_revision"],
+                "ordinal": r["ordinal"], "start_index": r["start_index"], "vector": _vector(n)}
+               for n, r in enumerate(rows)]
+    db.create_table(name, records[::-1], mode="overwrite")  # the store's order is not the snapshot's
+    return f"lancedb:{root / 'lance'}#{name}"
+
+
+def _chroma(root: Path, name: str, rows: list[dict]) -> str:
+    import chromadb
+    from chromadb.config import Settings
+
+    client = chromadb.PersistentClient(path=str(root / "chroma"), settings=Settings(anonymized_telemetry=False))
+    collection = client.get_or_create_collection(name)
+    for start in range(0, len(rows), 2000):
+        part = rows[start:start + 2000]
+        collection.add(ids=[r["store_id"] for r in part], documents=[r["text"] for r in part],
+                       embeddings=[_vector(start + n) for n in range(len(part))],
+                       metadatas=[{"source": r["doc_uri"], "revision": r["doc_revision"], "position": r["ordinal"],
+                                   "start_index": r["start_index"]} for r in part])
+    return f"chroma:{root / 'chroma'}#{name}"
+
+
+def _qdrant(root: Path, name: str, rows: list[dict]) -> str:
+    from qdrant_client import QdrantClient, models
+
+    client = QdrantClient(path=str(root / f"qdrant-{name}"))
+    client.create_collection(name, vectors_config=models.VectorParams(size=4, distance=models.Distance.COSINE))
+    for start in range(0, len(rows), 1000):
+        client.upsert(name, [models.PointStruct(id=r["store_id"], vector=_vector(start + n), payload={
+            "page_content": r["text"], "metadata": {"doc_uri": r["doc_uri"], "doc_revision": r["doc_revision"],
+                                                    "start_index": r["start_index"]}})
+            for n, r in enumerate(rows[start:start + 1000])])
+    client.close()
+    return f"qdrant:{root / f'qdrant-{name}'}#{name}"
+
+
+FIELDS = {
+    "lancedb": [],
+    "chroma": ["--field", "doc=source", "--field", "revision=revision", "--field", "ordinal=position"],
+    # LangChain's Qdrant layout: text in page_content, the rest under metadata; no ordinal kept
+    "qdrant": ["--field", "text=page_content", "--field", "doc=metadata.doc_uri", "--field",
+               "revision=metadata.doc_revision", "--field", "offset=metadata.start_index", "--field", "ordinal="],
+    "postgresql": ["--field", "id=chunk_id", "--field", "text=content"],
+}
+
+
+@pytest.fixture(scope="module")
+def postgres():
+    """A PostgreSQL server of Debian's package on a unix socket of its own, run as the
+    postgres user (the server refuses root)."""
+    bins = sorted(Path("/usr/lib/postgresql").glob("*/bin/initdb"))
+    if not bins:
+        pytest.skip("PostgreSQL's server is not installed (apt-get install postgresql; .ci/run does)")
+    bin_dir = bins[-1].parent
+    root = Path(tempfile.mkdtemp(prefix="goldkeeper-pg-"))  # pytest's folders are root's alone (0700)
+    data, sockets = root / "data", root / "run"
+    sockets.mkdir()
+    shutil.chown(root, "postgres")
+    shutil.chown(sockets, "postgres")
+    as_postgres = ["runuser", "-u", "postgres", "--"] if os.geteuid() == 0 else []
+    subprocess.run([*as_postgres, str(bin_dir / "initdb"), "-D", str(data), "-A", "trust", "-U", "postgres"],
+                   check=True, capture_output=True)
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    subprocess.run([*as_postgres, str(bin_dir / "pg_ctl"), "-D", str(data), "-w", "-l", str(root / "log"), "-o",
+                    f"-k {sockets} -p {port} -c listen_addresses=127.0.0.1", "start"], check=True, capture_output=True)
+    try:
+        yield f"postgresql://postgres@127.0.0.1:{port}/postgres"
+    finally:
+        subprocess.run([*as_postgres, str(bin_dir / "pg_ctl"), "-D", str(data), "-m", "fast", "stop"],
+                       capture_output=True)
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def _postgresql(url: str, name: str, rows: list[dict]) -> str:
+    import psycopg
+
+    with psycopg.connect(url) as connection:
+        connection.execute(f"DROP TABLE IF EXISTS {name}")
+        connection.execute(f"CREATE TABLE {name} (chunk_id text PRIMARY KEY, content text NOT NULL, doc_uri text, "
+                           "doc_revision text, ordinal integer, start_index integer, embedding real[])")
+        with connection.cursor().copy(f"COPY {name} (chunk_id, content, doc_uri, doc_revision, ordinal, "
+                                      "start_index, embedding) FROM STDIN") as copy:
+            for n, r in enumerate(rows):
+                copy.write_row((r["store_id"], r["text"], r["doc_uri"], r["doc_revision"], r["ordinal"],
+                                r["start_index"], _vector(n)))
+    return f"{url}#{name}"
+
+
+@pytest.mark.parametrize("kind", ["lancedb", "chroma", "qdrant", "postgresql"])
+def test_a_snapshot_from_the_store_equals_the_one_from_jsonl_and_so_does_drift(kind, versions, tmp_path, request):
+    pytest.importorskip({"lancedb": "lancedb", "chroma": "chromadb", "qdrant": "qdrant_client",
+                         "postgresql": "psycopg"}[kind])
+    write = {"lancedb": _lancedb, "chroma": _chroma, "qdrant": _qdrant}.get(kind)
+    snapshots = {}
+    for version, rows in versions.items():
+        assert len(rows) > 1000 and len({r["doc_uri"] for r in rows}) == 79
+        if kind == "postgresql":
+            store = _postgresql(request.getfixturevalue("postgres"), f"chunks_{version}", rows)
+        else:
+            store = write(tmp_path, f"chunks_{version}", rows)
+        chunks = tmp_path / f"{version}.jsonl"
+        chunks.write_text("".join(json.dumps(r) + "\n" for r in sorted(rows, key=lambda r: (r["doc_uri"], r["ordinal"]))))
+        from_jsonl, from_store = tmp_path / f"{version}-jsonl.json", tmp_path / f"{version}-{kind}.json"
+        made = run_cli("snapshot", str(chunks), "--chunker", CHUNKER, "-o", str(from_jsonl), "--quiet")
+        assert made.code == 0, made.stderr
+        started = time.monotonic()
+        read = run_cli("snapshot", "--store", store, *FIELDS[kind], "--chunker", CHUNKER, "-o", str(from_store),
+                       "--quiet")
+        assert read.code == 0, read.stderr
+        assert from_store.read_bytes() == from_jsonl.read_bytes(), f"{kind} {version} ({time.monotonic() - started:.1f} s)"
+        snapshot = json.loads(from_store.read_text())
+        assert {c["store_id"] for c in snapshot["chunks"]} == {r["store_id"] for r in rows}
+        snapshots[version] = (from_jsonl, from_store)
+    labels = tmp_path / "labels.jsonl"  # a label on every tenth chunk of the first version
+    first = json.loads(snapshots["v1"][0].read_text())["chunks"]
+    labels.write_text("".join(json.dumps({"query_id": f"q{n}", "doc_uri": c["doc_uri"], "chunk_id": c["chunk_id"],
+                                          "chunk_text": c["text"], "text_sha": c["text_sha"], "relevance": 1}) + "\n"
+                              for n, c in enumerate(first[::10])))
+    drifts = [json.loads(run_cli("drift", "-j", str(labels), "-c", str(snapshot), "--format", "json").stdout)
+              for snapshot in snapshots["v2"]]
+    assert drifts[0]["findings"] == drifts[1]["findings"] and drifts[0]["summary"] == drifts[1]["summary"]
+    assert drifts[0]["summary"]["valid"] < len(first[::10])  # the re-chunk moved labels
+
+
+def test_a_store_name_is_checked_and_a_password_never_goes_in_it(tmp_path):
+    for store, said in (("pinecone:x#y", "KIND one of lancedb, chroma, qdrant, postgresql"),
+                        (f"lancedb:{tmp_path}", "name the table after a #"),
+                        ("postgresql://app:secret@db/rag#chunks", "a password does not go in the URL")):
+        done = run_cli("snapshot", "--store", store, "--chunker", CHUNKER, "-o", str(tmp_path / "s.json"))
+        assert done.code == 2 and said in done.stderr, done
+        assert "secret" not in done.stderr
+    for args, said in ((("--store-url", "postgresql://app:secret@db/rag#chunks"), "a password does not go in the URL"),
+                       (("--store-field", "doc=source", "--chunks-url", "x"), "--store-field: maps the fields"),
+                       (("--store-url", "lancedb:/x#t", "--store-field", "colour=red"), "NAME one of"),
+                       (("--store-url", "lancedb:/x#t", "--snapshot-url", "s.json"), "give one of")):
+        done = run_cli("emit-reindex", "kb", *args)
+        assert done.code == 2 and said in done.stderr and "secret" not in done.stderr, (args, done)
+    missing = run_cli("snapshot", "--store", f"lancedb:{tmp_path / 'none'}#chunks", "--chunker", CHUNKER,
+                      "-o", str(tmp_path / "s.json"))
+    assert missing.code == 2 and "the store could not be read" in missing.stderr and "Traceback" not in missing.stderr
+    assert not (tmp_path / "s.json").exists()
