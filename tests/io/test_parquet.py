@@ -160,3 +160,25 @@ def test_a_truncated_file_and_duplicate_columns_are_refused_whole(tmp_path, made
 def test_parquet_holds_judgments_or_runs_only(made, tmp_path):
     done = run_cli("convert", str(made / "judgments.jsonl"), "--to", "qrels", "-o", str(tmp_path / "q.parquet"))
     assert done.code == 2 and "Parquet holds judgments or a run" in done.stderr
+
+
+def test_a_hostile_snapshot_is_refused_by_drift_and_score_naming_row_and_column(tmp_path, made):
+    rows = pq.read_table(made / "snap.parquet").to_pylist()
+    rows[3]["ordinal"] = -1
+    bad = tmp_path / "bad-snapshot.parquet"
+    table = pa.Table.from_pylist(rows, schema=pq.read_schema(made / "snap.parquet"))
+    pq.write_table(table, bad)
+    for args in (("drift", "-j", str(made / "judgments.parquet"), "-c", str(bad)),
+                 ("score", "-j", str(made / "judgments.parquet"), "-r", str(made / "run.parquet"), "--corpus", str(bad))):
+        done = run_cli(*args)
+        assert done.code == 2, (args, done)
+        (line,) = done.stderr.strip().splitlines()
+        assert line.startswith(f"error: {bad}: row 4: column ordinal: "), line
+
+
+def test_a_streamed_parquet_snapshot_gives_the_chunks_of_the_held_one(made):
+    from goldkeeper.io.parquet import ParquetCorpus, corpus_of
+
+    streamed, held = ParquetCorpus(str(made / "snap.parquet")), corpus_of(str(made / "snap.parquet"))
+    assert list(streamed) == held.chunks and list(streamed) == held.chunks  # and again: each pass streams
+    assert (streamed.count, streamed.corpus_fingerprint) == (len(held.chunks), held.corpus_fingerprint)

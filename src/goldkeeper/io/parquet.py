@@ -29,7 +29,7 @@ from typing import Any
 from goldkeeper.errors import GoldkeeperError, InputError, UsageError, describe_value
 from goldkeeper.io.files import is_local, local_path, open_read, open_write_atomic, source_name
 
-__all__ = ["BATCH_ROWS", "MAGIC", "FileDigest", "at_row", "corpus_of", "is_parquet", "judgment_blocks", "parquet_metadata",
+__all__ = ["BATCH_ROWS", "MAGIC", "FileDigest", "ParquetCorpus", "at_row", "corpus_of", "is_parquet", "judgment_blocks", "parquet_metadata",
            "parquet_rows", "run_entries", "run_heads", "write_parquet"]
 
 MAGIC = b"PAR1"
@@ -192,31 +192,41 @@ def parquet_rows(url: str, data: bytes | None = None) -> Iterator[tuple[int, lis
 
 
 def write_parquet(url: str, kind: str, rows: Iterable[Mapping[str, Any]], metadata: Mapping[str, str] | None = None,
-                  ) -> int:
+                  columns: list[str] | None = None) -> int:
     """Write ``rows`` (canonical rows of ``kind``: judgments, run or snapshot) as a Parquet file
     at ``url``, atomically, a row group at a time; how many rows. The columns are the typed
-    fields of ``kind`` that any row has, then every other field any row has, as JSON text."""
+    fields of ``kind`` that any row has, then every other field any row has, as JSON text
+    (the rows are held to find them); given ``columns``, those, and the rows stream."""
+    from itertools import islice
+
     pa = _pyarrow()
-    rows = list(rows)
     typed = dict(_TYPED[kind])
-    names = list(dict.fromkeys(name for row in rows for name in row))
-    ordered = [name for name in typed if name in names] + [name for name in names if name not in typed]
-    coded = [name for name in ordered if name not in typed]
-    fields = [pa.field(name, _type(pa, typed[name]) if name in typed else pa.string()) for name in ordered]
+    if columns is None:
+        rows = list(rows)
+        names = list(dict.fromkeys(name for row in rows for name in row))
+        columns = [name for name in typed if name in names] + [name for name in names if name not in typed]
+    coded = [name for name in columns if name not in typed]
+    fields_ = [pa.field(name, _type(pa, typed[name]) if name in typed else pa.string()) for name in columns]
     meta = {_FORMAT: kind.encode(), _JSON_COLUMNS: json.dumps(coded).encode(),
             **{f"goldkeeper.{key}".encode(): value.encode() for key, value in (metadata or {}).items()}}
-    schema = pa.schema(fields, metadata=meta)
+    schema = pa.schema(fields_, metadata=meta)
+    stream, count = iter(rows), 0
     with open_write_atomic(url) as sink:
         writer = pa.parquet.ParquetWriter(sink, schema, compression="zstd")
-        for start in range(0, max(len(rows), 1), BATCH_ROWS):
-            part = rows[start:start + BATCH_ROWS]
-            columns = {name: [row.get(name) for row in part] for name in ordered}
+        while True:
+            part = list(islice(stream, BATCH_ROWS))
+            if not part and count:
+                break
+            values = {name: [row.get(name) for row in part] for name in columns}
             for name in coded:
-                columns[name] = [None if value is None else json.dumps(value, ensure_ascii=False, sort_keys=False)
-                                 for value in columns[name]]
-            writer.write_table(pa.table(columns, schema=schema))
+                values[name] = [None if value is None else json.dumps(value, ensure_ascii=False)
+                                for value in values[name]]
+            writer.write_table(pa.table(values, schema=schema))
+            count += len(part)
+            if not part:
+                break
         writer.close()
-    return len(rows)
+    return count
 
 
 def judgment_blocks(url: str, data: bytes | None = None) -> Iterator[list[dict[str, Any]]]:
@@ -274,6 +284,76 @@ def corpus_of(url: str, data: bytes | None = None) -> Any:
     return Corpus(chunks, meta.get("corpus_fingerprint"), meta.get("chunker_fingerprint"))
 
 
+class ParquetCorpus:
+    """A Parquet snapshot, streamed: each pass reads it a batch of rows at a time, by column,
+    so memory holds no chunk beyond the batch a pass is at (as a sharded snapshot's reader).
+    A batch whose columns hold nothing the snapshot reader would refuse becomes chunks from its
+    columns; any other is read row by row by that reader, which words the refusal. As with
+    sharded snapshots, a repeated chunk id is not looked for (it would hold every id)."""
+
+    _COLUMNS = ("chunk_id", "doc_uri", "ordinal", "text", "text_sha", "start_index")
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        with _stream(url, None) as stream:
+            parquet = _open(url, stream)
+            self.count = parquet.metadata.num_rows
+            names = parquet.schema_arrow.names
+        meta = parquet_metadata(url)
+        self.corpus_fingerprint = meta.get("corpus_fingerprint")
+        self.chunker_fingerprint = meta.get("chunker_fingerprint")
+        self.columns = [name for name in self._COLUMNS if name in names]
+
+    def __iter__(self) -> Iterator[Any]:
+        pa = _pyarrow()
+        import pyarrow.compute as pc
+
+        from goldkeeper.core.drift import LiveChunk, chunk_from_dict
+
+        source = source_name(self.url)
+        done = 0
+        with _stream(self.url, None) as stream:
+            parquet = _open(self.url, stream)
+            for batch in _batches(self.url, None, parquet, self.columns):
+                columns = _chunk_columns(pa, pc, batch, len(self._COLUMNS))
+                if columns is not None:
+                    yield from map(LiveChunk, *columns)
+                else:
+                    for n, row in enumerate(batch.to_pylist(), start=1):
+                        try:
+                            yield chunk_from_dict(_present(row), source, line=done + n)
+                        except InputError as error:
+                            raise at_row(error) from None
+                done += batch.num_rows
+
+
+def _chunk_columns(pa: Any, pc: Any, batch: Any, width: int) -> list[list[Any]] | None:
+    """The LiveChunk fields of a batch as lists, column by column, when every value is one the
+    snapshot reader takes as it is: ids non-empty strings, counts integers from 0, texts and
+    hashes strings (an empty hash is none); else None."""
+    out = []
+    for name in ParquetCorpus._COLUMNS:
+        if name not in batch.schema.names:
+            out.append([None] * batch.num_rows)
+            continue
+        column = batch.column(name)
+        if name in ("chunk_id", "doc_uri"):
+            if not pa.types.is_string(column.type) or column.null_count or (
+                    len(column) and pc.min(pc.binary_length(column)).as_py() == 0):
+                return None
+        elif name in ("ordinal", "start_index"):
+            if not pa.types.is_integer(column.type) or (len(column) - column.null_count and
+                                                        pc.min(column).as_py() < 0):
+                return None
+        elif not pa.types.is_string(column.type):
+            return None
+        values = column.to_pylist()
+        if name == "text_sha":
+            values = [value or None for value in values]
+        out.append(values)
+    return out if len(out) == width else None
+
+
 def run_heads(url: str, depth: int, data: bytes | None = None) -> Iterator[Any]:
     """A Parquet run's heads (``core.grouped.RunHeads``) a batch at a time, read by column: the
     query ids and each ranking's first ``depth`` keys (more where a key repeats among them),
@@ -313,15 +393,16 @@ def run_heads(url: str, depth: int, data: bytes | None = None) -> Iterator[Any]:
                                      f"({str(error).splitlines()[0][:120]})") from None
 
 
-def _batches(url: str, data: bytes | None, parquet: Any) -> Iterator[Any]:
-    """The file's record batches in order: a local file through pyarrow's dataset scanner, which
-    reads row groups ahead on its threads; anything else through the opened file."""
+def _batches(url: str, data: bytes | None, parquet: Any, columns: list[str] | None = None) -> Iterator[Any]:
+    """The file's record batches in order (of ``columns``, else all): a local file through
+    pyarrow's dataset scanner, which reads row groups ahead on its threads; anything else
+    through the opened file."""
     if data is None and is_local(url):
         import pyarrow.dataset as ds
 
-        yield from ds.dataset(local_path(url), format="parquet").to_batches(batch_size=BATCH_ROWS)
+        yield from ds.dataset(local_path(url), format="parquet").to_batches(columns=columns, batch_size=BATCH_ROWS)
     else:
-        yield from parquet.iter_batches(batch_size=BATCH_ROWS)
+        yield from parquet.iter_batches(batch_size=BATCH_ROWS, columns=columns)
 
 
 def _heads_of(pa: Any, pc: Any, batch: Any, depth: int, RunHeads: Any, seen: Mapping[str, int]) -> Any:

@@ -313,15 +313,17 @@ class ShardedCorpus:
 
 def open_corpus(url: str, *, stream: bool = False) -> Corpus | ShardedCorpus | SpooledCorpus:
     """A snapshot by URL: a ``manifest.json`` (or a directory holding one) streams; a Parquet
-    snapshot is read and held; any other file is read whole as the spec's corpus.json, and held, or with ``stream`` (a reader that
+    snapshot is read and held, or with ``stream`` streams (``ParquetCorpus``); any other file is read whole as the spec's corpus.json, and held, or with ``stream`` (a reader that
     passes over it a few times, as drift does), when larger than ``HOLD_UP_TO``, spooled
     (``SpooledCorpus``)."""
     if url.endswith(MANIFEST):
         return ShardedCorpus(url)
     if url != "-" and _is_dir(url):
         return ShardedCorpus(_join(url, MANIFEST))
+    if stream and url != "-" and parquet.is_parquet(url):  # a Parquet snapshot (spec/formats.md, "Parquet")
+        return parquet.ParquetCorpus(url)
     data = read_bytes(url)
-    if data.startswith(parquet.MAGIC):  # a Parquet snapshot (spec/formats.md, "Parquet")
+    if data.startswith(parquet.MAGIC):
         return parquet.corpus_of(url, data)
     if stream and len(data) > HOLD_UP_TO and (spooled := spooled_corpus(data)) is not None:
         return spooled
@@ -451,7 +453,7 @@ def chunk_count(corpus: Corpus | ShardedCorpus | SpooledCorpus) -> int:
     """How many chunks a snapshot holds, without reading its shards."""
     if isinstance(corpus, ShardedCorpus):
         return sum(shard["chunks"] for shard in corpus.shards)
-    if isinstance(corpus, SpooledCorpus):
+    if isinstance(corpus, (SpooledCorpus, parquet.ParquetCorpus)):
         return corpus.count
     return len(corpus.chunks)
 
