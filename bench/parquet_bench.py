@@ -65,15 +65,41 @@ def generate(root: Path, queries: int, seed: int = 0) -> dict[str, Path]:
     return paths
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--queries", type=int, default=1_000_000)
+def setup(doc: str, sizes: dict[str, int], prefix: str) -> tuple[argparse.Namespace, Path]:
+    """The bench's arguments (``sizes``: name -> default, plus --repeats and --dir) and its
+    folder, goldkeeper compiled as an installed user's is."""
+    parser = argparse.ArgumentParser(description=doc.split("\n\n")[0])
+    for name, default in sizes.items():
+        parser.add_argument(f"--{name}", type=int, default=default)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--dir", help="Where the generated files are kept (default: a temporary directory).")
     args = parser.parse_args()
     compile_goldkeeper()
-    root = Path(args.dir or tempfile.mkdtemp(prefix="goldkeeper-parquet-bench-"))
+    root = Path(args.dir or tempfile.mkdtemp(prefix=prefix))
     root.mkdir(parents=True, exist_ok=True)
+    return args, root
+
+
+def alternate(commands: dict[str, list[str]], repeats: int, after=None) -> dict[str, float]:
+    """Each command run ``repeats`` times, alternately (a noisy moment hits each), ``after``
+    called with its name after each run; prints and returns the median seconds of each."""
+    found: dict[str, list[tuple[float, float]]] = {name: [] for name in commands}
+    for _ in range(repeats):
+        for name, argv in commands.items():
+            found[name].append(measure(argv)[:2])
+            if after is not None:
+                after(name)
+    medians = {}
+    for name, runs in found.items():
+        times = [t for t, _ in runs]
+        medians[name] = statistics.median(times)
+        print(f"  {name:<38} {medians[name]:8.2f} s  (range {min(times):.2f}-{max(times):.2f})  "
+              f"peak {max(p for _, p in runs):,.0f} MiB")
+    return medians
+
+
+def main() -> None:
+    args, root = setup(__doc__, {"queries": 1_000_000}, "goldkeeper-parquet-bench-")
     paths = generate(root, args.queries)
     score = [sys.executable, "-m", "goldkeeper", "score", "-j", str(paths["judgments.jsonl"]), "-k", "10", "--quiet",
              "--report", str(root / "report.json")]
@@ -84,26 +110,18 @@ def main() -> None:
         "goldkeeper score, JSONL run": [*score, "-r", str(paths["run.jsonl"])],
     }
     reports = {}
-    found: dict[str, list[tuple[float, float]]] = {name: [] for name in commands}
-    for _ in range(args.repeats):
-        for name, argv in commands.items():  # alternately, so a noisy moment hits each
-            seconds, peak, _ = measure(argv)
-            found[name].append((seconds, peak))
-            if name.startswith("goldkeeper"):
-                report = json.loads((root / "report.json").read_text())
-                reports[name] = report["metrics"]
+
+    def keep(name: str) -> None:
+        if name.startswith("goldkeeper"):
+            reports[name] = json.loads((root / "report.json").read_text())["metrics"]
+
+    sizes = {name: paths[name].stat().st_size / 2**20 for name in ("run.parquet", "run.jsonl")}
+    print(f"{args.queries:,} queries x {DEPTH}, k = 10; run.parquet {sizes['run.parquet']:,.0f} MiB, "
+          f"run.jsonl {sizes['run.jsonl']:,.0f} MiB; median of {args.repeats}", flush=True)
+    medians = alternate(commands, args.repeats, keep)
     keys = list(reports)
     if reports[keys[0]] != reports[keys[1]]:
         raise SystemExit("the Parquet and JSONL runs scored differently: a bug, not a figure")
-    sizes = {name: paths[name].stat().st_size / 2**20 for name in ("run.parquet", "run.jsonl")}
-    print(f"{args.queries:,} queries x {DEPTH}, k = 10; run.parquet {sizes['run.parquet']:,.0f} MiB, "
-          f"run.jsonl {sizes['run.jsonl']:,.0f} MiB; median of {args.repeats}")
-    medians = {}
-    for name, runs in found.items():
-        times = [t for t, _ in runs]
-        medians[name] = statistics.median(times)
-        print(f"  {name:<38} {medians[name]:8.2f} s  (range {min(times):.2f}-{max(times):.2f})  "
-              f"peak {max(p for _, p in runs):,.0f} MiB")
     floor = medians["pyarrow.parquet.read_table (floor)"]
     parquet, jsonl = medians["goldkeeper score, Parquet run"], medians["goldkeeper score, JSONL run"]
     print(f"  score of Parquet / read_table: {parquet / floor:.2f}x (target: within 3x)")

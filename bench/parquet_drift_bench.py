@@ -11,18 +11,15 @@ each, alternately, their peak memory and the ratio, and checks both drifts found
 
 from __future__ import annotations
 
-import argparse
 import json
-import statistics
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from drift_bench import generate
-from validate_bench import compile_goldkeeper, measure
+from parquet_bench import alternate, setup
 
 
 def to_parquet(sharded: Path, out: Path) -> None:
@@ -38,15 +35,7 @@ def to_parquet(sharded: Path, out: Path) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--labels", type=int, default=1_000_000)
-    parser.add_argument("--chunks", type=int, default=10_000_000)
-    parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--dir", help="Where the generated files are kept (default: a temporary directory).")
-    args = parser.parse_args()
-    compile_goldkeeper()
-    root = Path(args.dir or tempfile.mkdtemp(prefix="goldkeeper-parquet-drift-"))
-    root.mkdir(parents=True, exist_ok=True)
+    args, root = setup(__doc__, {"labels": 1_000_000, "chunks": 10_000_000}, "goldkeeper-parquet-drift-")
     started = time.perf_counter()
     paths = generate(root, args.labels, args.chunks, 10, sharded=True)
     parquet = paths["corpus"].parent / "snapshot.parquet"
@@ -56,31 +45,22 @@ def main() -> None:
     print(f"{args.labels:,} labels x {args.chunks:,} chunks: gzip shards {shards:,.0f} MiB, Parquet "
           f"{parquet.stat().st_size / 2**20:,.0f} MiB (generated in {time.perf_counter() - started:.0f} s); "
           f"median of {args.repeats}", flush=True)
-    commands = {"gzip JSONL shards": paths["corpus"], "Parquet": parquet}
-    found: dict[str, list[tuple[float, float]]] = {name: [] for name in commands}
 
     def drift(corpus: Path) -> list[str]:
         return [sys.executable, "-m", "goldkeeper", "drift", "-j", str(paths["judgments"]), "-c", str(corpus),
                 "--format", "json"]
 
-    for _ in range(args.repeats):
-        for name, corpus in commands.items():  # alternately, so a noisy moment hits each
-            seconds, peak, _ = measure(drift(corpus))
-            found[name].append((seconds, peak))
+    snapshots = {"drift from gzip JSONL shards": paths["corpus"], "drift from Parquet": parquet}
+    medians = alternate({name: drift(corpus) for name, corpus in snapshots.items()}, args.repeats)
     results = {}
-    for name, corpus in commands.items():  # once more, untimed, to compare what each found
+    for name, corpus in snapshots.items():  # once more, untimed, to compare what each found
         payload = json.loads(subprocess.run(drift(corpus), capture_output=True, check=False).stdout)
         results[name] = (payload["summary"], payload["findings"])
-    if results["Parquet"] != results["gzip JSONL shards"]:
+    if len({json.dumps(found, sort_keys=True) for found in results.values()}) != 1:
         raise SystemExit("drift from Parquet and from the shards differ: a bug, not a figure")
-    medians = {}
-    for name, runs in found.items():
-        times = [t for t, _ in runs]
-        medians[name] = statistics.median(times)
-        print(f"  drift from {name:<20} {medians[name]:8.2f} s  (range {min(times):.2f}-{max(times):.2f})  "
-              f"peak {max(p for _, p in runs):,.0f} MiB")
-    print(f"  Parquet / gzip shards: {medians['Parquet'] / medians['gzip JSONL shards']:.2f}x (target: at most 1)")
-    print(f"  both found the same: {json.dumps(results['Parquet'][0])}")
+    print(f"  Parquet / gzip shards: {medians['drift from Parquet'] / medians['drift from gzip JSONL shards']:.2f}x "
+          "(target: at most 1)")
+    print(f"  both found the same: {json.dumps(results['drift from Parquet'][0])}")
 
 
 if __name__ == "__main__":
