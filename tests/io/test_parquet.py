@@ -159,7 +159,7 @@ def test_a_truncated_file_and_duplicate_columns_are_refused_whole(tmp_path, made
 
 def test_parquet_holds_judgments_or_runs_only(made, tmp_path):
     done = run_cli("convert", str(made / "judgments.jsonl"), "--to", "qrels", "-o", str(tmp_path / "q.parquet"))
-    assert done.code == 2 and "Parquet holds judgments or a run" in done.stderr
+    assert done.code == 2 and "Parquet holds judgments, a run or a snapshot" in done.stderr
 
 
 def test_a_hostile_snapshot_is_refused_by_drift_and_score_naming_row_and_column(tmp_path, made):
@@ -182,3 +182,18 @@ def test_a_streamed_parquet_snapshot_gives_the_chunks_of_the_held_one(made):
     streamed, held = ParquetCorpus(str(made / "snap.parquet")), corpus_of(str(made / "snap.parquet"))
     assert list(streamed) == held.chunks and list(streamed) == held.chunks  # and again: each pass streams
     assert (streamed.count, streamed.corpus_fingerprint) == (len(held.chunks), held.corpus_fingerprint)
+
+
+def test_a_snapshot_converts_between_its_forms_byte_for_byte(made, tmp_path):
+    sharded = tmp_path / "sharded"
+    assert run_cli("snapshot", str(CASE / "chunks-tokens.jsonl"), "--chunker", "tokens", "-o", str(sharded),
+                   "--sharded", "--quiet").code == 0
+    for source in (made / "snap.json", made / "snap.parquet", sharded):
+        out = tmp_path / f"from-{source.name}.json"
+        done = run_cli("convert", str(source), "--to", "snapshot", "-o", str(out))
+        assert done.code == 0, done.stderr
+        assert out.read_bytes() == (made / "snap.json").read_bytes(), source
+    again = tmp_path / "again.parquet"
+    assert run_cli("convert", str(made / "snap.json"), "--to", "snapshot", "-o", str(again)).code == 0
+    assert pq.read_table(again).equals(pq.read_table(made / "snap.parquet"))
+    assert run_cli("convert", str(made / "snap.json"), "--to", "snapshot").code == 2  # no --out: refused

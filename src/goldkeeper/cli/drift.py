@@ -150,7 +150,7 @@ def _write_snapshot(chunks: str, chunker: str, out: str, corpus_fingerprint: str
     """``chunks`` (a file's name, or a store's with its ``rows`` given) as a snapshot at ``out``."""
     from goldkeeper.core.jsonl import decode_jsonl
     from goldkeeper.io import parquet
-    from goldkeeper.io.files import iter_lines, write_bytes_atomic
+    from goldkeeper.io.files import iter_lines
 
     source = source_name(chunks)
     if rows is not None:
@@ -171,6 +171,7 @@ def _write_snapshot(chunks: str, chunker: str, out: str, corpus_fingerprint: str
                          f"documents in {counts['shards']} shard(s)\n")
         return
     from goldkeeper.core.drift import build_snapshot
+    from goldkeeper.io.snapshots import write_snapshot_document
 
     try:
         built = build_snapshot(rows, chunker, corpus_fingerprint, source, numbered=True)
@@ -178,11 +179,7 @@ def _write_snapshot(chunks: str, chunker: str, out: str, corpus_fingerprint: str
         if rows is not None:  # a store's: its chunk in the store's order, and the field
             raise parquet.at_row(error, unit="chunk", part="field") from None
         raise (parquet.at_row(error) if parquet.is_parquet(chunks) else error) from None
-    if out.endswith(".parquet"):
-        parquet.write_parquet(out, "snapshot", built["chunks"], {name: built[name] for name in (
-            "corpus_fingerprint", "chunker_fingerprint") if built.get(name) is not None})
-    else:
-        write_bytes_atomic(out, (json.dumps(built, ensure_ascii=False, indent=1) + "\n").encode("utf-8"))
+    write_snapshot_document(out, built)
     sys.stdout.write(f"wrote {out}: {len(built['chunks'])} chunks of "
                      f"{len({c['doc_uri'] for c in built['chunks']})} documents\n")
 

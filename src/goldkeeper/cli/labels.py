@@ -20,6 +20,7 @@ class ConvertTarget(str, Enum):
     trec_run = "trec-run"
     run = "run"
     run_json = "run-json"
+    snapshot = "snapshot"
 
 
 @app.command()
@@ -93,9 +94,18 @@ def convert(
     quiet: QuietOption = False,
 ) -> None:
     """Convert between judgments JSONL, TREC qrels, BEIR TSV, nested JSON qrels and runs
-    ({query: {doc: grade or score}}), run JSONL and TREC runs."""
+    ({query: {doc: grade or score}}), run JSONL and TREC runs, and Parquet; and between a
+    snapshot's forms (--to snapshot: corpus.json, sharded, Parquet)."""
     if (file is None) == (judgments is None):
         raise UsageError("convert: name the input once, as an argument or as --judgments")
+    if to is ConvertTarget.snapshot:
+        from goldkeeper.io.snapshots import snapshot_document, write_snapshot_document
+
+        if not out:
+            raise UsageError("--to snapshot: give --out corpus.json or NAME.parquet")
+        with progress(quiet=quiet):
+            write_snapshot_document(out, snapshot_document(file or judgments or ""))
+        return
     if corpus is not None and to is not ConvertTarget.judgments:
         raise UsageError("--corpus: derives span labels, so it writes judgments (--to judgments)")
     file = file or judgments or ""
@@ -107,7 +117,8 @@ def convert(
     source = source_name(file)
     parquet_out = out is not None and out.endswith(".parquet")
     if parquet_out and to not in (ConvertTarget.judgments, ConvertTarget.run):
-        raise UsageError(f"--out {out}: Parquet holds judgments or a run (--to judgments or --to run), not --to {to.value}")
+        raise UsageError(f"--out {out}: Parquet holds judgments, a run or a snapshot (--to judgments, run or "
+                         f"snapshot), not --to {to.value}")
     with progress(quiet=quiet):
         data = read_bytes(file)
     if to in (ConvertTarget.judgments, ConvertTarget.qrels, ConvertTarget.qrels_json):

@@ -51,8 +51,9 @@ from goldkeeper.io.files import (
     read_bytes,
     remove_quietly,
     source_name,
+    write_bytes_atomic,
 )
-from goldkeeper.models.records import CORPUS_FINGERPRINTS, LIVE_CHUNK
+from goldkeeper.models.records import CHUNK, CORPUS_FINGERPRINTS, LIVE_CHUNK
 
 __all__ = ["MANIFEST", "LabelRows", "LiveChunkStruct", "ShardedCorpus", "SpooledCorpus", "chunk_count", "classify_url", "corpus_json", "open_corpus", "write_sharded_snapshot"]
 
@@ -344,6 +345,55 @@ def resolve_spans_at(corpus_url: str, rows: Iterable[Mapping[str, Any]]) -> Any:
     wanted = {row["doc_uri"] for row in rows if row.get("span") is not None}
     corpus = open_corpus(corpus_url, stream=True)
     return resolve_labels(rows, document_texts(corpus, wanted))
+
+
+def snapshot_document(url: str) -> dict[str, Any]:
+    """A snapshot of any form (corpus.json, a sharded one, Parquet) as the corpus.json document
+    ``snapshot`` writes: the fingerprints and every chunk with every field it has, each chunk
+    checked as drift checks it (``convert --to snapshot`` between the forms)."""
+    from goldkeeper.core.jsonl import decode_document
+
+    source = source_name(url)
+    table = url != "-" and parquet.is_parquet(url)
+    if table:
+        meta = parquet.parquet_metadata(url)
+        fingerprints = {name: meta.get(name) for name in CORPUS_FINGERPRINTS}
+        raws: Iterator[tuple[str, int | None, Any]] = (
+            (source, done + n, row) for done, rows in parquet.parquet_rows(url) for n, row in enumerate(rows, 1))
+    elif url.endswith(MANIFEST) or (url != "-" and _is_dir(url)):
+        sharded = ShardedCorpus(url if url.endswith(MANIFEST) else _join(url, MANIFEST))
+        fingerprints = {"corpus_fingerprint": sharded.corpus_fingerprint,
+                        "chunker_fingerprint": sharded.chunker_fingerprint}
+        raws = ((source_name(sharded.shard_url(index)), line, raw) for index in range(len(sharded.shards))
+                for line, _, raw in sharded.parsed_lines(index))
+    else:
+        payload = decode_document(read_bytes(url), source)
+        if not isinstance(payload, dict) or not isinstance(payload.get("chunks"), list):
+            raise InputError(source, "a corpus snapshot is an object with a chunks array", field="chunks",
+                             found=describe_value(payload.get("chunks") if isinstance(payload, dict) else payload))
+        fingerprints = {name: payload.get(name) for name in CORPUS_FINGERPRINTS}
+        raws = ((source, None, raw) for raw in payload["chunks"])
+    chunks = []
+    known = [spec.name for spec in CHUNK]
+    for index, (where, line, raw) in enumerate(raws):
+        try:
+            chunk_from_dict(raw, where, "" if line is not None else f"chunks[{index}].", line=line)
+        except InputError as error:
+            raise (parquet.at_row(error) if table else error) from None
+        chunks.append({**{name: raw[name] for name in known if raw.get(name) is not None},
+                       **{name: value for name, value in raw.items() if name not in known and value is not None}})
+    check_unique_ids((chunk["chunk_id"] for chunk in chunks), source)
+    return {**{name: value for name, value in fingerprints.items() if isinstance(value, str)}, "chunks": chunks}
+
+
+def write_snapshot_document(out: str, document: dict[str, Any]) -> None:
+    """A snapshot document as ``snapshot`` writes it: corpus.json (indented by one), or for an
+    ``out`` named .parquet, a Parquet snapshot."""
+    if out.endswith(".parquet"):
+        parquet.write_parquet(out, "snapshot", document["chunks"],
+                              {name: document[name] for name in CORPUS_FINGERPRINTS if document.get(name)})
+    else:
+        write_bytes_atomic(out, (json.dumps(document, ensure_ascii=False, indent=1) + "\n").encode("utf-8"))
 
 
 #: How many of the first ranked ids ``check_run_over`` looks for in the snapshot.
