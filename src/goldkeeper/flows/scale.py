@@ -147,8 +147,9 @@ def split_run_lines(run_url: str, work_url: str, partitions: int) -> tuple[str, 
 
 
 @step(cache_policy=NO_CACHE)
-def score_part(work_url: str, partition: int, fmt: str, ks: list[int], threshold: int) -> QueryValues:
-    return score_partition(work_url, partition, fmt, ks, threshold)
+def score_part(work_url: str, partition: int, fmt: str, ks: list[int], threshold: int,
+               partitions: int = 1) -> QueryValues:
+    return score_partition(work_url, partition, fmt, ks, threshold, partitions)
 
 
 @step(cache_policy=NO_CACHE)
@@ -172,7 +173,7 @@ def score_in_partitions(judgments_url: str, run_url: str, work_url: str, partiti
     qrels, validation, judgments_sha = split_judgments(judgments_url, work_url, partitions, spans_resolved)
     fmt, run_sha = run_split.result()
     parts = [future.result() for future in
-             [score_part.submit(work_url, p, fmt, list(k), threshold) for p in range(partitions)]]
+             [score_part.submit(work_url, p, fmt, list(k), threshold, partitions) for p in range(partitions)]]
     values = merge_values(qrels, parts)
     print(f"scored {len(values.scored_ids)} queries over {partitions} partitions")
     return qrels, values, validation, judgments_sha, run_sha

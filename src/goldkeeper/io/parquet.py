@@ -354,12 +354,14 @@ def _chunk_columns(pa: Any, pc: Any, batch: Any, width: int) -> list[list[Any]] 
     return out if len(out) == width else None
 
 
-def run_heads(url: str, depth: int, data: bytes | None = None) -> Iterator[Any]:
+def run_heads(url: str, depth: int, data: bytes | None = None, part: tuple[int, int] | None = None) -> Iterator[Any]:
     """A Parquet run's heads (``core.grouped.RunHeads``) a batch at a time, read by column: the
     query ids and each ranking's first ``depth`` keys (more where a key repeats among them),
     never the rest of the file's values as Python objects. A row the columns cannot give
     strictly (a null, a score that is not a finite number, a repeated query) is read by the
-    run reader instead, which words its refusal."""
+    run reader instead, which words its refusal. ``part`` (p, n): only the rows of queries in
+    partition p of n (``core.drift.partition_of``), read by a partition's worker straight
+    from the row groups; a row's number is still its row in the file."""
     pa = _pyarrow()
     import pyarrow.compute as pc
 
@@ -381,13 +383,16 @@ def run_heads(url: str, depth: int, data: bytes | None = None) -> Iterator[Any]:
         seen: dict[str, int] = {}  # each query's row, for the refusal of a repeated one
         try:
             for batch in _batches(url, data, parquet):
+                rows = range(done + 1, done + batch.num_rows + 1)
+                done += batch.num_rows
+                if part is not None:
+                    batch, rows = _in_part(pa, batch, part, rows)
                 heads = _heads_of(pa, pc, batch, depth, RunHeads, seen)
                 if heads is None:
-                    yield _checked_heads(url, batch, done, depth, seen)
+                    yield _checked_heads(url, batch, rows, depth, seen)
                 else:
-                    seen.update(zip(heads.query_ids, range(done + 1, done + batch.num_rows + 1)))
+                    seen.update(zip(heads.query_ids, rows))
                     yield heads
-                done += batch.num_rows
         except pa.ArrowException as error:
             raise InputError(source, f"is not a readable Parquet file past row {done} "
                                      f"({str(error).splitlines()[0][:120]})") from None
@@ -456,13 +461,27 @@ def _repeating_rows(pc: Any, firsts: Any, keys: Any) -> set[int]:
     return set((twice // width).tolist())
 
 
-def _checked_heads(url: str, batch: Any, done: int, depth: int, seen: dict[str, int]) -> Any:
-    """A batch read row by row by the run reader (``core.runs``), its refusal worded for rows."""
+def _in_part(pa: Any, batch: Any, part: tuple[int, int], rows: Any) -> tuple[Any, list[int]]:
+    """The rows of ``batch`` in partition p of n, and their numbers in the file (``rows``
+    numbers the batch's); a row without a query id is partition 0's, whose reader refuses it."""
+    from goldkeeper.core.drift import partition_of
+
+    p, n = part
+    keep = [partition_of(query, n) == p if isinstance(query, str) and query else p == 0
+            for query in batch.column("query_id").to_pylist()]
+    return batch.filter(pa.array(keep, pa.bool_())), [row for row, kept in zip(rows, keep) if kept]
+
+
+def _checked_heads(url: str, batch: Any, rows: Any, depth: int, seen: dict[str, int]) -> Any:
+    """A batch read row by row by the run reader (``core.runs``), each row with its number in
+    the file (``rows``), its refusal worded for rows."""
     from goldkeeper.core.grouped import pack_run
     from goldkeeper.core.runs import iter_run
 
+    source = source_name(url)
     lines = [_run_line(_present(row)) for row in batch.to_pylist()]
     try:
-        return pack_run(iter_run(lines, source_name(url), first_line=done + 1, seen=seen), depth)
+        return pack_run((entry for row, line in zip(rows, lines)
+                         for entry in iter_run([line], source, first_line=row, seen=seen)), depth)
     except InputError as error:
         raise run_at_row(error) from None

@@ -508,7 +508,14 @@ def split_run(run_url: str, work_url: str, partitions: int, fmt: str | None = No
     """Copy each line of a run file into its query's partition, unparsed but for the query id
     (a TREC line's first column, a JSONL line's ``query_id``). Returns the format and the
     file's sha256. A line whose query id cannot be read goes to partition 0, whose reader
-    then reports it."""
+    then reports it. A Parquet run is not copied: each partition reads its rows straight from
+    the file's row groups (``score_partition``); the work folder names it."""
+    from goldkeeper.io import parquet
+
+    if fmt == "parquet" or (fmt is None and parquet.is_parquet(run_url)):
+        with open_write_atomic(_join(work_url, "scoring", "run.parquet.url")) as handle:
+            handle.write(run_url.encode("utf-8"))  # type: ignore[attr-defined]
+        return "parquet", parquet.FileDigest(run_url).hexdigest()
     data = read_bytes(run_url)
     if fmt is None:
         head = next((line.lstrip() for line in data.splitlines() if line.strip()), b"")
@@ -532,13 +539,24 @@ def split_run(run_url: str, work_url: str, partitions: int, fmt: str | None = No
     return fmt, hashlib.sha256(data).hexdigest()
 
 
-def score_partition(work_url: str, partition: int, fmt: str, ks: Sequence[int], threshold: int) -> QueryValues:
-    """The metric values of one query partition's scored queries."""
+def score_partition(work_url: str, partition: int, fmt: str, ks: Sequence[int], threshold: int,
+                    partitions: int = 1) -> QueryValues:
+    """The metric values of one query partition (of ``partitions``, which a Parquet run's
+    reader needs) of the scored queries."""
     qrels = Qrels()
     url = _scoring_url(work_url, "labels", partition, "jsonl")
     if size_of(url):  # a partition may hold no query
         for block in read_labels(url, "jsonl")[0]:
             build_qrels(block, qrels)
+    if fmt == "parquet":
+        from goldkeeper.core.grouped import RunHeads
+        from goldkeeper.io import parquet
+
+        source = read_bytes(_join(work_url, "scoring", "run.parquet.url")).decode("utf-8")
+        entries = RunHeads(max(ks))
+        for block in parquet.run_heads(source, max(ks), part=(partition, partitions)):
+            entries.extend(block)
+        return query_values(qrels, entries, list(ks), threshold)
     run_url = _scoring_url(work_url, "run", partition, fmt)
     entries = load_run_prefixes(run_url, fmt, max(ks))[0] if size_of(run_url) else []
     return query_values(qrels, entries, list(ks), threshold)
