@@ -197,7 +197,13 @@ def test_a_store_name_is_checked_and_a_password_never_goes_in_it(tmp_path):
                        (("--store-url", "lancedb:/x#t", "--snapshot-url", "s.json"), "give one of")):
         done = run_cli("emit-reindex", "kb", *args)
         assert done.code == 2 and said in done.stderr and "secret" not in done.stderr, (args, done)
-    missing = run_cli("snapshot", "--store", f"lancedb:{tmp_path / 'none'}#chunks", "--chunker", CHUNKER,
-                      "-o", str(tmp_path / "s.json"))
-    assert missing.code == 2 and "the store could not be read" in missing.stderr and "Traceback" not in missing.stderr
+    for kind in ("lancedb", "chroma", "qdrant"):  # a typo creates no empty store
+        missing = run_cli("snapshot", "--store", f"{kind}:{tmp_path / 'none'}#chunks", "--chunker", CHUNKER,
+                          "-o", str(tmp_path / "s.json"))
+        assert missing.code == 2 and "no such folder" in missing.stderr, missing
+        assert not (tmp_path / "none").exists()
+    (tmp_path / "empty").mkdir()
+    absent = run_cli("snapshot", "--store", f"chroma:{tmp_path / 'empty'}#chunks", "--chunker", CHUNKER,
+                     "-o", str(tmp_path / "s.json"))
+    assert absent.code == 2 and "the store could not be read" in absent.stderr and "Traceback" not in absent.stderr
     assert not (tmp_path / "s.json").exists()

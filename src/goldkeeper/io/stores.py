@@ -134,6 +134,9 @@ def _row(record: Mapping[str, Any], store_id: Any, fields_: FieldMap, where: str
 def _records(store: Store, fields_: FieldMap) -> Iterator[tuple[Any, Mapping[str, Any]]]:
     """(store id, record) for every chunk of the store, a page at a time."""
     reader = {"lancedb": _lancedb, "chroma": _chroma, "qdrant": _qdrant, "postgresql": _postgresql}[store.kind]
+    if store.kind != "postgresql" and "://" not in store.location and not os.path.isdir(store.location):
+        # (the embedded clients would create an empty store there: a typo must not)
+        raise UsageError(f"{store}: no such folder (the store's location)")
     try:
         yield from reader(store, fields_)
     except (UsageError, InputError):
