@@ -52,7 +52,7 @@ def generate(root: Path, queries: int, seed: int = 0) -> dict[str, Path]:
             if q % 10 == 0:
                 labelled += [chunk for chunk in [ids[rng.randrange(chunks)]] if chunk not in labelled]
             for chunk in labelled:
-                labels.write(json.dumps({"query_id": query_id, "doc_uri": "kb://d", "chunk_id": chunk,
+                labels.write(json.dumps({"query_id": query_id, "query": f"query {q}", "doc_uri": "kb://d", "chunk_id": chunk,
                                          "relevance": rng.choice([1, 2])}, separators=(",", ":")) + "\n")
             lines.write(json.dumps({"query_id": query_id, "ranking": ranking, "scores": scores},
                                    separators=(",", ":")) + "\n")
