@@ -153,11 +153,10 @@ def _write_snapshot(chunks: str, chunker: str, out: str, corpus_fingerprint: str
     from goldkeeper.io.files import iter_lines
 
     source = source_name(chunks)
-    if rows is not None:
-        pass
-    elif parquet.is_parquet(chunks):
+    from_store, table = rows is not None, rows is None and parquet.is_parquet(chunks)
+    if table:
         rows = ((done + n, row) for done, block in parquet.parquet_rows(chunks) for n, row in enumerate(block, 1))
-    else:
+    elif not from_store:
         rows = decode_jsonl(iter_lines(chunks), source)
     if sharded and out.endswith(".parquet"):
         raise UsageError("--sharded writes a directory of gzip JSONL shards; a Parquet snapshot is one file")
@@ -176,9 +175,9 @@ def _write_snapshot(chunks: str, chunker: str, out: str, corpus_fingerprint: str
     try:
         built = build_snapshot(rows, chunker, corpus_fingerprint, source, numbered=True)
     except InputError as error:
-        if rows is not None:  # a store's: its chunk in the store's order, and the field
+        if from_store:  # a store's: its chunk in the store's order, and the field
             raise parquet.at_row(error, unit="chunk", part="field") from None
-        raise (parquet.at_row(error) if parquet.is_parquet(chunks) else error) from None
+        raise (parquet.at_row(error) if table else error) from None
     write_snapshot_document(out, built)
     sys.stdout.write(f"wrote {out}: {len(built['chunks'])} chunks of "
                      f"{len({c['doc_uri'] for c in built['chunks']})} documents\n")
