@@ -343,9 +343,14 @@ def test_the_reindex_trigger_renders_with_prefects_own_renderer_and_never_drops_
 
     full = render({"prefect.resource.id": "goldkeeper.corpus.wiki", "goldkeeper.suite": "wiki-qa",
                    "goldkeeper.snapshot_url": "s3://b/snap/manifest.json"})
-    assert full == {"suite": "wiki-qa", "corpus_url": "s3://b/snap/manifest.json", "chunks_url": None, "chunker": None}
+    none = {"chunks_url": None, "chunker": None, "store_url": None, "store_fields": None}
+    assert full == {"suite": "wiki-qa", "corpus_url": "s3://b/snap/manifest.json", **none}
     bare = render({"prefect.resource.id": "goldkeeper.corpus.wiki"})
-    assert bare == {"suite": "wiki", "corpus_url": None, "chunks_url": None, "chunker": None}
+    assert bare == {"suite": "wiki", "corpus_url": None, **none}
+    store = render({"prefect.resource.id": "goldkeeper.corpus.wiki", "goldkeeper.chunker": "rcts-400",
+                    "goldkeeper.store_url": "lancedb:/data/lance#chunks", "goldkeeper.store_fields": "text=body"})
+    assert store == {"suite": "wiki", "corpus_url": None, "chunks_url": None, "chunker": "rcts-400",
+                     "store_url": "lancedb:/data/lance#chunks", "store_fields": "text=body"}
     covering = EventTrigger(expect={REINDEX_EVENT}, match=REINDEX_MATCH, posture="Reactive", threshold=1)
     assert covering.covers(_event({"prefect.resource.id": "goldkeeper.corpus.wiki"}))
     assert not covering.covers(_event({"prefect.resource.id": "other.corpus.wiki"}))
@@ -354,7 +359,7 @@ def test_the_reindex_trigger_renders_with_prefects_own_renderer_and_never_drops_
 def test_on_reindex_refuses_a_rendered_event_without_a_snapshot(prefect_server, tmp_path):
     from goldkeeper.flows.lifecycle import on_reindex
 
-    with pytest.raises(ValueError, match="give corpus_url, or chunks_url and chunker"):
+    with pytest.raises(ValueError, match="give corpus_url, or chunks_url or store_url with chunker"):
         on_reindex(suite="wiki", corpus_url=None, chunks_url=None, chunker=None, storage_url=f"file://{tmp_path}")
 
 
