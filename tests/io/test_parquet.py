@@ -1,4 +1,4 @@
-"""Parquet forms of judgments, runs and snapshots (spec/formats.md, "Parquet"): every format
+"""Parquet forms of judgments, runs, snapshots and reports (spec/formats.md, "Parquet"): every format
 round-trips to byte-identical canonical JSON, scoring and drift read them as they read JSON,
 DuckDB queries them, and hostile files are refused in one line naming file, row and column."""
 
@@ -159,7 +159,7 @@ def test_a_truncated_file_and_duplicate_columns_are_refused_whole(tmp_path, made
 
 def test_parquet_holds_judgments_or_runs_only(made, tmp_path):
     done = run_cli("convert", str(made / "judgments.jsonl"), "--to", "qrels", "-o", str(tmp_path / "q.parquet"))
-    assert done.code == 2 and "Parquet holds judgments, a run or a snapshot" in done.stderr
+    assert done.code == 2 and "Parquet holds judgments, a run, a snapshot or a report" in done.stderr
 
 
 def test_a_hostile_snapshot_is_refused_by_drift_and_score_naming_row_and_column(tmp_path, made):
@@ -197,3 +197,82 @@ def test_a_snapshot_converts_between_its_forms_byte_for_byte(made, tmp_path):
     assert run_cli("convert", str(made / "snap.json"), "--to", "snapshot", "-o", str(again)).code == 0
     assert pq.read_table(again).equals(pq.read_table(made / "snap.parquet"))
     assert run_cli("convert", str(made / "snap.json"), "--to", "snapshot").code == 2  # no --out: refused
+
+
+REPORT_ARGS = ("-k", "1,5", "--now", "2026-12-07T00:00:00Z", "--intervals", "--seed", "3", "--format", "json")
+
+
+@pytest.fixture(scope="module")
+def reports(made):
+    """One evaluation's report written as JSON and as Parquet by score --report."""
+    for name in ("report.json", "report.parquet"):
+        done = run_cli("score", "-j", str(made / "judgments.jsonl"), "-r", str(made / "run.jsonl"), "--corpus",
+                       str(made / "snap.json"), *REPORT_ARGS, "--report", str(made / name))
+        assert done.code in (0, 1), done.stderr
+    return made / "report.json", made / "report.parquet"
+
+
+def test_a_report_round_trips_through_its_parquet_form_byte_for_byte(reports, tmp_path):
+    as_json, as_parquet = reports
+    document = json.loads(as_json.read_bytes())
+    table = pq.read_table(as_parquet)
+    assert table.column("query_id").to_pylist() == list(document["per_query"])  # a row per query, in order
+    first = next(iter(document["per_query"].values()))
+    assert table.schema.names == ["query_id", *first]
+    assert all(table.schema.field(metric).type == pa.float64() for metric in first)
+    assert table.to_pylist()[0] == {"query_id": next(iter(document["per_query"])), **first}
+    assert _canonical(as_parquet, "report").encode() == as_json.read_bytes()
+    again = tmp_path / "again.parquet"
+    assert run_cli("convert", str(as_json), "--to", "report", "-o", str(again)).code == 0
+    assert _canonical(again, "report").encode() == as_json.read_bytes()
+
+
+def test_a_parquet_report_is_a_baseline_as_its_json_is(reports, made):
+    as_json, as_parquet = reports
+    gated = [json.loads(run_cli("score", "-j", str(made / "judgments.jsonl"), "-r", str(made / "run.jsonl"),
+                                "--corpus", str(made / "snap.json"), *REPORT_ARGS, "--gate", "recall@5:-0.01",
+                                "--gate", "ndcg@5:regression", "--baseline", str(baseline)).stdout)["verdict"]
+             for baseline in (as_json, as_parquet)]
+    assert gated[0] == gated[1] and len(gated[0]["gates"]) == 2 and gated[0]["gates"][0]["baseline"] is not None
+
+
+def test_duckdb_slices_a_reports_per_query_table(reports):
+    duckdb = pytest.importorskip("duckdb")
+    as_json, as_parquet = reports
+    per_query = json.loads(as_json.read_bytes())["per_query"]
+    (missed,), = duckdb.sql(f"select count(*) from '{as_parquet}' where \"recall@5\" = 0").fetchall()
+    assert missed == sum(1 for values in per_query.values() if values["recall@5"] == 0)
+
+
+@pytest.mark.parametrize(("change", "said"), [
+    (lambda t: t.set_column(0, "query_id", pa.array([None, *t.column("query_id").to_pylist()[1:]], pa.string())),
+     "row 1: column query_id: a query's row must name it once, got null"),
+    (lambda t: t.set_column(0, "query_id", pa.array(["q"] * t.num_rows)),
+     "row 2: column query_id: a query's row must name it once, got 'q' again"),
+    (lambda t: t.set_column(1, t.schema.names[1], pa.array([float("nan")] * t.num_rows)),
+     "row 1: column precision@1: a metric's value must be a finite number, got nan"),
+    (lambda t: t.set_column(1, t.schema.names[1], pa.array(["x"] * t.num_rows)),
+     "column precision@1: a per-query metric column holds numbers, got string"),
+    (lambda t: t.replace_schema_metadata({}), "file: is not a goldkeeper report"),
+])
+def test_a_hostile_parquet_report_is_refused_naming_row_and_column(reports, tmp_path, made, change, said):
+    table = pq.read_table(reports[1])
+    meta = table.schema.metadata
+    bad = tmp_path / "bad.parquet"
+    changed = change(table)
+    pq.write_table(changed.replace_schema_metadata(meta) if changed.schema.metadata else changed, bad)
+    for args in (("convert", str(bad), "--to", "report"),
+                 ("score", "-j", str(made / "judgments.jsonl"), "-r", str(made / "run.jsonl"), "--gate",
+                  "recall@5:-0.01", "--baseline", str(bad))):
+        done = run_cli(*args)
+        assert done.code == 2, (args, done)
+        (line,) = done.stderr.strip().splitlines()
+        assert line.startswith(f"error: {bad}: ") and said in line, line
+
+
+def test_a_truncated_parquet_report_is_refused(reports, tmp_path):
+    data = reports[1].read_bytes()
+    cut = tmp_path / "cut.parquet"
+    cut.write_bytes(data[: len(data) // 2])
+    done = run_cli("convert", str(cut), "--to", "report")
+    assert done.code == 2 and "is not a readable Parquet file" in done.stderr and "Traceback" not in done.stderr

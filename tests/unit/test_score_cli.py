@@ -47,7 +47,7 @@ def test_judgments_as_qrels_and_run_as_trec(tmp_path):
 
 @pytest.mark.parametrize(("content", "message"), [
     (b"not json", "not valid JSON"),
-    (b"[]", "a baseline is a report object"),
+    (b"[]", "a report is an object"),
     (b'{"spec_version": "1"}', "not a goldkeeper/retrieval-eval report"),
 ])
 def test_a_malformed_baseline_is_exit_2(tmp_path, content, message):

@@ -21,6 +21,7 @@ class ConvertTarget(str, Enum):
     run = "run"
     run_json = "run-json"
     snapshot = "snapshot"
+    report = "report"
 
 
 @app.command()
@@ -80,7 +81,7 @@ def convert(
         typer.Option("--from", help="Input format; guessed from the name and content if omitted."),
     ] = None,
     out: Annotated[
-        Optional[str], typer.Option("--out", "-o", help="Write here (atomically) instead of stdout; a name ending .parquet writes judgments or a run as Parquet.")
+        Optional[str], typer.Option("--out", "-o", help="Write here (atomically) instead of stdout; a name ending .parquet writes judgments, a run, a snapshot or a report as Parquet.")
     ] = None,
     as_chunk_ids: Annotated[
         bool, typer.Option("--as-chunk-ids", help="Read the qrels doc column as chunk ids.")
@@ -95,7 +96,8 @@ def convert(
 ) -> None:
     """Convert between judgments JSONL, TREC qrels, BEIR TSV, nested JSON qrels and runs
     ({query: {doc: grade or score}}), run JSONL and TREC runs, and Parquet; and between a
-    snapshot's forms (--to snapshot: corpus.json, sharded, Parquet)."""
+    snapshot's forms (--to snapshot: corpus.json, sharded, Parquet), and a report's (--to report:
+    JSON, or Parquet, its per-query table)."""
     if (file is None) == (judgments is None):
         raise UsageError("convert: name the input once, as an argument or as --judgments")
     if to is ConvertTarget.snapshot:
@@ -105,6 +107,11 @@ def convert(
             raise UsageError("--to snapshot: give --out corpus.json or NAME.parquet")
         with progress(quiet=quiet):
             write_snapshot_document(out, snapshot_document(file or judgments or ""))
+        return
+    if to is ConvertTarget.report:
+        from goldkeeper.io.loading import read_report, write_report
+
+        write_report(out or "-", read_report(file or judgments or "", check=True))
         return
     if corpus is not None and to is not ConvertTarget.judgments:
         raise UsageError("--corpus: derives span labels, so it writes judgments (--to judgments)")
@@ -117,8 +124,8 @@ def convert(
     source = source_name(file)
     parquet_out = out is not None and out.endswith(".parquet")
     if parquet_out and to not in (ConvertTarget.judgments, ConvertTarget.run):
-        raise UsageError(f"--out {out}: Parquet holds judgments, a run or a snapshot (--to judgments, run or "
-                         f"snapshot), not --to {to.value}")
+        raise UsageError(f"--out {out}: Parquet holds judgments, a run, a snapshot or a report (--to judgments, "
+                         f"run, snapshot or report), not --to {to.value}")
     with progress(quiet=quiet):
         data = read_bytes(file)
     if to in (ConvertTarget.judgments, ConvertTarget.qrels, ConvertTarget.qrels_json):

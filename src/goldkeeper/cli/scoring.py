@@ -248,8 +248,8 @@ def run_score(*, judgments: str, run: str, k: list[str], threshold: int, gate: l
     """Score a run against judgments, decide the gates, write the report: the exit code
     (0 PASS, 1 FAIL or INDETERMINATE); bad input raises."""
     from goldkeeper.core.evaluation import Settings, evaluate
-    from goldkeeper.io.files import report_bytes, write_bytes_atomic
-    from goldkeeper.io.loading import load_baseline, read_scoring_inputs
+    from goldkeeper.io.files import report_bytes
+    from goldkeeper.io.loading import load_baseline, read_scoring_inputs, write_report
 
     if judgments == "-" and run == "-":
         raise UsageError("--judgments and --run cannot both read stdin")
@@ -292,13 +292,11 @@ def run_score(*, judgments: str, run: str, k: list[str], threshold: int, gate: l
     built = evaluate(labels, scored, read.validation, settings, generated_at=generated, baseline=previous,
                      inputs=inputs, drift=drift_counts_found, corpus=corpus_info,
                      measurements=summarized(measurement or [], confidence), audit=audited)
-    if report or output is ScoreFormat.json:
-        document = report_bytes(built)
-        if report:
-            write_bytes_atomic(report, document)
+    if report:
+        write_report(report, built)
     if output is ScoreFormat.json:
         sys.stdout.flush()
-        sys.stdout.buffer.write(document)
+        sys.stdout.buffer.write(report_bytes(built))
     elif output is ScoreFormat.markdown:
         from goldkeeper.render import report_markdown
 
@@ -352,7 +350,7 @@ def score(
     gate: Annotated[list[str], typer.Option("--gate", help=GATE_HELP)] = [],  # noqa: B006
     baseline: Annotated[Optional[str], typer.Option("--baseline", help="A previous report, for delta gates.")] = None,
     corpus: Annotated[Optional[str], typer.Option("--corpus", help="The snapshot the run was made over: drift is checked first, and span labels resolve to its chunks.")] = None,
-    report: Annotated[Optional[str], typer.Option("--report", help="Also write the report JSON here.")] = None,
+    report: Annotated[Optional[str], typer.Option("--report", help="Also write the report here: JSON, or Parquet (its per-query table) when the name ends .parquet.")] = None,
     judgments_format: Annotated[Optional[LabelsFormat], typer.Option(
         "--judgments-format", help="jsonl, json (nested), trec or beir; guessed from the name and first line if omitted.")] = None,
     run_format: Annotated[Optional[str], typer.Option("--run-format", help="jsonl, json (nested) or trec; guessed if omitted.")] = None,
@@ -447,7 +445,7 @@ def eval_(
     k: Annotated[list[str], typer.Option("-k", "--k", help="Cutoffs, e.g. 5,10 (default 10).")] = [],  # noqa: B006
     threshold: ThresholdOption = 1,
     gate: Annotated[list[str], typer.Option("--gate", help=GATE_HELP + " Alone (followed by an option or nothing), as rag-eval-gate's flag: its thresholds recall@5 0.9, mrr@10 0.85, ndcg@10 0.85, each overridden by --min-<metric><k>.")] = [],  # noqa: B006
-    report: Annotated[Optional[str], typer.Option("--report", help="Also write the (first run's) report JSON here.")] = None,
+    report: Annotated[Optional[str], typer.Option("--report", help="Also write the (first run's) report here: JSON, or Parquet when the name ends .parquet.")] = None,
     now: Annotated[Optional[str], typer.Option("--now", help="Report time (ISO 8601); else SOURCE_DATE_EPOCH; else now.")] = None,
     intervals: Annotated[bool, typer.Option("--intervals/--no-intervals", help="A confidence interval on every metric.")] = True,
     confidence: Annotated[float, typer.Option("--confidence", callback=probability, help="Interval confidence level.")] = 0.95,
@@ -469,7 +467,7 @@ def eval_(
     from goldkeeper.core.power import gold_set_resolution
     from goldkeeper.core.validation import validate
     from goldkeeper.io.files import report_bytes, write_bytes_atomic
-    from goldkeeper.io.loading import load_baseline, load_label_rows
+    from goldkeeper.io.loading import load_baseline, load_label_rows, write_report
     from goldkeeper.io.retrieval import retrieve_run, sequential_plan
     from goldkeeper.io.retrievers import make_retriever
     from goldkeeper.render import sequential_line
@@ -565,7 +563,7 @@ def eval_(
         document = report_bytes(built)
         write_bytes_atomic(os.path.join(out, f"report-{slug}.json"), document)
         if report and not reports:
-            write_bytes_atomic(report, document)
+            write_report(report, built)
         named.append((name, built))
         reports.append((name, built, document))
     comparison = compare_scores(named) if len(named) > 1 else None

@@ -39,7 +39,7 @@ from goldkeeper.flows.faults import step, storage_root
 from goldkeeper.flows.reports import evaluation
 from goldkeeper.flows.scale import clean_work, score_in_partitions, task_runner
 from goldkeeper.flows.signals import announce, tag_run
-from goldkeeper.io.files import open_write_atomic, read_bytes
+from goldkeeper.io.files import open_write_atomic
 from goldkeeper.io.loading import load_label_rows, load_run_prefixes, unanchored
 from goldkeeper.io.snapshots import open_corpus, resolve_spans_at
 from goldkeeper.io.storage import (
@@ -175,9 +175,9 @@ def read_suite_history(storage_url: str, suite: str) -> list[dict[str, Any]]:
 
 @step(timeout_seconds=300)
 def read_report(url: str) -> dict[str, Any]:
-    import json
+    from goldkeeper.io.loading import read_report as read
 
-    return json.loads(read_bytes(url))
+    return read(url)
 
 
 @step(timeout_seconds=300)

@@ -42,10 +42,12 @@ __all__ = [
     "parse_labels",
     "parse_run_data",
     "read_labels",
+    "read_report",
     "read_run_heads",
     "read_scoring_inputs",
     "run_kind",
     "validate_url",
+    "write_report",
 ]
 
 #: A run is read, and its heads scored, this many bytes at a time (whole lines): a process
@@ -374,21 +376,48 @@ def unanchored(rows: Iterable[dict[str, Any]], source: str) -> None:
                              "chunks that hold its span (hint: give the snapshot the run was made over, --corpus)")
 
 
-def load_baseline(url: str) -> Report:
-    """A previous report, for delta gates. Malformed is an input error (exit 2), not a crash."""
-    from pydantic import ValidationError
+def read_report(url: str, check: bool = False) -> Any:
+    """A report's document from its JSON or its Parquet form (``write_report``), whatever the
+    name; anything but an object is refused, and with ``check`` anything but a report."""
     from pydantic_core import from_json
-
-    from goldkeeper.models.report import Report
 
     source = source_name(url)
     data = read_bytes(url)
+    if data.startswith(parquet.MAGIC):
+        return parquet.report_of(url, data)
     try:
         payload = from_json(data, allow_inf_nan=False)
     except ValueError as error:
-        raise InputError(source, f"not valid JSON ({error})", field="baseline", found="the file") from None
+        raise InputError(source, f"not valid JSON ({error})", field="report", found="the file") from None
     if not isinstance(payload, dict):
-        raise InputError(source, "a baseline is a report object", field="baseline", found=type(payload).__name__)
+        raise InputError(source, "a report is an object", field="report", found=type(payload).__name__)
+    if check:
+        _report_model(payload, source)
+    return payload
+
+
+def write_report(url: str, report: Any) -> None:
+    """Write a report atomically: as Parquet when ``url`` ends ``.parquet`` (its per-query
+    table, the rest in the schema's metadata), else as the JSON document."""
+    from goldkeeper.io.files import report_bytes, write_bytes_atomic
+
+    if url.endswith(".parquet"):
+        parquet.write_report_parquet(url, report if isinstance(report, dict) else report.to_json_dict())
+    else:
+        write_bytes_atomic(url, report_bytes(report))
+
+
+def load_baseline(url: str) -> Report:
+    """A previous report (JSON or Parquet), for delta gates. Malformed is an input error
+    (exit 2), not a crash."""
+    return _report_model(read_report(url), source_name(url))
+
+
+def _report_model(payload: dict[str, Any], source: str) -> Report:
+    from pydantic import ValidationError
+
+    from goldkeeper.models.report import Report
+
     try:
         return Report.model_validate(payload)
     except ValidationError as error:

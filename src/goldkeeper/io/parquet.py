@@ -30,7 +30,7 @@ from goldkeeper.errors import GoldkeeperError, InputError, UsageError, describe_
 from goldkeeper.io.files import open_read, open_write_atomic, source_name
 
 __all__ = ["BATCH_ROWS", "MAGIC", "FileDigest", "ParquetCorpus", "at_row", "corpus_of", "is_parquet", "judgment_blocks", "parquet_metadata",
-           "parquet_rows", "run_entries", "run_heads", "write_parquet"]
+           "parquet_rows", "report_of", "run_entries", "run_heads", "write_parquet", "write_report_parquet"]
 
 MAGIC = b"PAR1"
 #: Rows written at a time, as a row group.
@@ -39,6 +39,7 @@ BATCH_ROWS = 65_536
 READ_ROWS = 16_384
 _JSON_COLUMNS = b"goldkeeper.json_columns"
 _FORMAT = b"goldkeeper.format"
+_REPORT = b"goldkeeper.report"
 
 _SPAN_FIELDS = (("start", "int64"), ("end", "int64"), ("exact", "string"), ("prefix", "string"),
                 ("suffix", "string"), ("proposed_by", "string"))
@@ -229,6 +230,79 @@ def write_parquet(url: str, kind: str, rows: Iterable[Mapping[str, Any]], metada
                 break
         writer.close()
     return count
+
+
+def write_report_parquet(url: str, document: Mapping[str, Any]) -> int:
+    """Write a report document as Parquet at ``url``, atomically: its per-query table (a row
+    per query in the report's order: ``query_id``, then a double column per metric, null
+    where a query has no value) with the rest of the report as JSON in the schema's metadata
+    (``goldkeeper.report``, ``per_query`` null in its place); how many rows."""
+    pa = _pyarrow()
+    per_query = document["per_query"]
+    metrics = list(dict.fromkeys(metric for values in per_query.values() for metric in values))
+    rest = json.dumps({**document, "per_query": None}, ensure_ascii=False, allow_nan=False)
+    schema = pa.schema([pa.field("query_id", pa.string())] + [pa.field(m, pa.float64()) for m in metrics],
+                       metadata={_FORMAT: b"report", _REPORT: rest.encode()})
+    table = pa.table({"query_id": list(per_query),
+                      **{m: [values.get(m) for values in per_query.values()] for m in metrics}}, schema=schema)
+    with open_write_atomic(url) as sink:
+        pa.parquet.write_table(table, sink, compression="zstd", row_group_size=BATCH_ROWS)
+    return len(per_query)
+
+
+def report_of(url: str, data: bytes | None = None) -> dict[str, Any]:
+    """A Parquet report (``write_report_parquet``) as the report document it was written
+    from; a table that is not one, or whose cells a report cannot hold, is refused with its
+    row and column."""
+    pa = _pyarrow()
+    source = source_name(url)
+    with _stream(url, data) as stream:
+        parquet = _open(url, stream)
+        meta = parquet.schema_arrow.metadata or {}
+        if meta.get(_FORMAT) != b"report" or _REPORT not in meta:
+            raise InputError(source, "is not a goldkeeper report: its schema has no goldkeeper.report metadata",
+                             field="file", found=f"a {(meta.get(_FORMAT) or b'plain').decode()} table",
+                             hint="write reports with score --report NAME.parquet")
+        try:
+            document = json.loads(meta[_REPORT])
+        except ValueError:
+            document = None
+        if not isinstance(document, dict) or "per_query" not in document:
+            raise InputError(source, "holds no report in its goldkeeper.report metadata", field="file",
+                             found=describe_value(meta[_REPORT].decode("utf-8", "replace")))
+        schema = parquet.schema_arrow
+        if "query_id" not in schema.names or schema.field("query_id").type not in (pa.string(), pa.large_string()):
+            found = str(schema.field("query_id").type) if "query_id" in schema.names else "no such column"
+            raise InputError(source, "a report's query ids are a string column", field="column query_id", found=found)
+        for field in schema:
+            if field.name != "query_id" and not pa.types.is_floating(field.type) and not pa.types.is_integer(field.type):
+                raise InputError(source, "a per-query metric column holds numbers", field=f"column {field.name}",
+                                 found=str(field.type))
+        per_query: dict[str, dict[str, float]] = {}
+        done = 0
+        try:
+            for batch in _batches(parquet):
+                _report_rows(source, batch.to_pylist(), done, per_query)
+                done += batch.num_rows
+        except pa.ArrowException as error:
+            raise InputError(source, f"is not a readable Parquet file past row {done} "
+                                     f"({str(error).splitlines()[0][:120]})") from None
+    document["per_query"] = per_query
+    return document
+
+
+def _report_rows(source: str, rows: list[dict[str, Any]], done: int, per_query: dict[str, dict[str, float]]) -> None:
+    for offset, row in enumerate(rows, start=1):
+        where = f"row {done + offset}"
+        query = row.pop("query_id")
+        if query is None or query in per_query:
+            raise InputError(source, "a query's row must name it once", field=f"{where}: column query_id",
+                             found="null" if query is None else f"'{query}' again")
+        for metric, value in row.items():
+            if value is not None and not math.isfinite(value):
+                raise InputError(source, "a metric's value must be a finite number", field=f"{where}: column {metric}",
+                                 found=str(value))
+        per_query[query] = {metric: float(value) for metric, value in row.items() if value is not None}
 
 
 def judgment_blocks(url: str, data: bytes | None = None) -> Iterator[list[dict[str, Any]]]:
