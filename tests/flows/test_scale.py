@@ -133,6 +133,48 @@ def test_a_dask_local_cluster_gives_the_one_process_result(prefect_server, case,
     _same(case, merged)
 
 
+def test_a_parquet_snapshot_is_split_by_its_row_groups_on_the_workers(prefect_server, case, tmp_path):
+    """A Parquet snapshot in row groups: each map task on a Dask worker reads only its own row
+    groups (one piece per mapper in a partition), and the result is the one-process one."""
+    import pyarrow.parquet as pq
+
+    from goldkeeper.flows.scale import drift_partitioned, task_runner
+    from goldkeeper.io.partitioned import source_groups
+    from tests.conftest import run_cli
+
+    _, judgments, snapshot, *_ = case
+    whole = tmp_path / "whole.parquet"
+    assert run_cli("convert", str(snapshot), "--to", "snapshot", "-o", str(whole)).code == 0
+    grouped = tmp_path / "grouped.parquet"
+    pq.write_table(pq.read_table(whole), grouped, row_group_size=50)  # keeps the schema's fingerprints
+    groups = source_groups(str(grouped), PARTITIONS)
+    assert len(groups) == PARTITIONS and sorted(g for group in groups for g in group) == list(range(pq.ParquetFile(grouped).num_row_groups))
+    merged = drift_partitioned.with_options(task_runner=task_runner("local", 2))(
+        str(judgments), str(grouped), str(tmp_path / "work"), PARTITIONS)
+    _same(case, merged)
+    pieces = {path.name for path in (tmp_path / "work").rglob("from-*.jsonl")}
+    assert pieces == {f"from-{mapper:05d}.jsonl" for mapper in range(PARTITIONS)}
+
+
+def test_a_hostile_row_of_a_parquet_snapshot_is_named_by_its_map_task(prefect_server, case, tmp_path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from goldkeeper.flows.scale import drift_partitioned
+    from tests.conftest import run_cli
+
+    _, judgments, snapshot, *_ = case
+    whole = tmp_path / "whole.parquet"
+    assert run_cli("convert", str(snapshot), "--to", "snapshot", "-o", str(whole)).code == 0
+    table = pq.read_table(whole)
+    ordinals = table.column("ordinal").to_pylist()
+    ordinals[137] = -1
+    table = table.set_column(table.schema.get_field_index("ordinal"), "ordinal", pa.array(ordinals, pa.int64()))
+    pq.write_table(table, tmp_path / "bad.parquet", row_group_size=50)
+    with pytest.raises(Exception, match=r"bad.parquet: row 138: column ordinal"):
+        drift_partitioned(str(judgments), str(tmp_path / "bad.parquet"), str(tmp_path / "work"), PARTITIONS)
+
+
 def test_a_remote_cluster_refuses_local_storage(prefect_server, case, tmp_path):
     from goldkeeper.errors import UsageError
     from goldkeeper.flows.scale import drift_partitioned

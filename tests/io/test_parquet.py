@@ -276,3 +276,28 @@ def test_a_truncated_parquet_report_is_refused(reports, tmp_path):
     cut.write_bytes(data[: len(data) // 2])
     done = run_cli("convert", str(cut), "--to", "report")
     assert done.code == 2 and "is not a readable Parquet file" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_the_readmes_duckdb_queries_run_as_documented(made, reports, tmp_path, monkeypatch):
+    """The README's SQL, run as written in the folder holding the files it names."""
+    import re
+
+    from tests.conftest import REPO
+
+    duckdb = pytest.importorskip("duckdb")
+    readme = (REPO / "README.md").read_text()
+    block = re.search(r"With DuckDB .*?```sql\n(.*?)```", readme, re.S).group(1)
+    queries = [line for line in block.splitlines() if line and not line.startswith("--")]
+    assert len(queries) == 2
+    (tmp_path / "snapshot.parquet").write_bytes((made / "snap.parquet").read_bytes())
+    (tmp_path / "report.parquet").write_bytes(reports[1].read_bytes())
+    monkeypatch.chdir(tmp_path)
+    chunks = [json.loads(line) for line in (CASE / "chunks-tokens.jsonl").read_text().splitlines()]
+    per_document = {}
+    for chunk in chunks:
+        count, characters = per_document.get(chunk["doc_uri"], (0, 0))
+        per_document[chunk["doc_uri"]] = (count + 1, characters + len(chunk["text"]))
+    assert duckdb.sql(queries[0]).fetchall() == [(doc, *pair) for doc, pair in sorted(per_document.items())]
+    per_query = json.loads(reports[0].read_bytes())["per_query"]
+    missed = sorted((q, v["ndcg@5"]) for q, v in per_query.items() if v["recall@5"] < 1)
+    assert missed and duckdb.sql(queries[1]).fetchall() == missed

@@ -42,12 +42,12 @@ from goldkeeper.io.partitioned import (
     remove_work,
     require_shared_storage,
     score_partition,
+    source_corpus,
     source_groups,
     split_labels_by_query,
     split_run,
     write_partition_manifests,
 )
-from goldkeeper.io.snapshots import open_corpus
 
 __all__ = ["clean_work", "drift_partitioned", "score_in_partitions", "score_partitioned", "task_runner"]
 
@@ -132,7 +132,7 @@ def drift_partitioned(judgments_url: str, corpus_url: str, work_url: str, partit
     whole = merge_counts(parts)
     print(f"drift over {partitions} partitions: {whole['summary']}")
     return PartitionedDrift(whole["summary"], whole["labels"], whole["judgments_fingerprint"],
-                            open_corpus(corpus_url).corpus_fingerprint, whole["corpus_chunks"],
+                            source_corpus(corpus_url).corpus_fingerprint, whole["corpus_chunks"],
                             whole["corpus_documents"], urls, whole["documents"])
 
 

@@ -375,32 +375,41 @@ class ParquetCorpus:
             parquet = _open(url, stream)
             self.count = parquet.metadata.num_rows
             names = parquet.schema_arrow.names
+            sizes = [parquet.metadata.row_group(group).num_rows for group in range(parquet.num_row_groups)]
+        #: The row before each row group's first (row numbers count from 1).
+        self.group_starts = [sum(sizes[:group]) for group in range(len(sizes))]
         meta = parquet_metadata(url)
         self.corpus_fingerprint = meta.get("corpus_fingerprint")
         self.chunker_fingerprint = meta.get("chunker_fingerprint")
         self.columns = [name for name in self._COLUMNS if name in names]
 
     def __iter__(self) -> Iterator[Any]:
+        return self.chunks_of(range(len(self.group_starts)))
+
+    def chunks_of(self, groups: Iterable[int]) -> Iterator[Any]:
+        """The chunks of row groups ``groups`` (indices, in the order given), read from the
+        file alone: a partitioned drift's map task reads its own row groups this way."""
         pa = _pyarrow()
         import pyarrow.compute as pc
 
         from goldkeeper.core.drift import LiveChunk, chunk_from_dict
 
         source = source_name(self.url)
-        done = 0
         with _stream(self.url, None) as stream:
             parquet = _open(self.url, stream)
-            for batch in _batches(parquet, self.columns):
-                columns = _chunk_columns(pa, pc, batch, len(self._COLUMNS))
-                if columns is not None:
-                    yield from map(LiveChunk, *columns)
-                else:
-                    for n, row in enumerate(batch.to_pylist(), start=1):
-                        try:
-                            yield chunk_from_dict(_present(row), source, line=done + n)
-                        except InputError as error:
-                            raise at_row(error) from None
-                done += batch.num_rows
+            for group in groups:
+                done = self.group_starts[group]
+                for batch in parquet.iter_batches(batch_size=READ_ROWS, row_groups=[group], columns=self.columns):
+                    columns = _chunk_columns(pa, pc, batch, len(self._COLUMNS))
+                    if columns is not None:
+                        yield from map(LiveChunk, *columns)
+                    else:
+                        for n, row in enumerate(batch.to_pylist(), start=1):
+                            try:
+                                yield chunk_from_dict(_present(row), source, line=done + n)
+                            except InputError as error:
+                                raise at_row(error) from None
+                    done += batch.num_rows
 
 
 def _chunk_columns(pa: Any, pc: Any, batch: Any, width: int) -> list[list[Any]] | None:

@@ -70,6 +70,7 @@ from goldkeeper.io.files import (
     source_name,
 )
 from goldkeeper.io.loading import load_run_prefixes, read_labels, unanchored
+from goldkeeper.io.parquet import ParquetCorpus, is_parquet
 from goldkeeper.io.snapshots import FORMAT, MANIFEST, ShardedCorpus, _HashingWriter, open_corpus
 from goldkeeper.models.records import canonical_judgment
 
@@ -89,6 +90,7 @@ __all__ = [
     "remove_work",
     "require_shared_storage",
     "score_partition",
+    "source_corpus",
     "source_groups",
     "split_labels_by_query",
     "split_run",
@@ -118,13 +120,22 @@ def require_shared_storage(url: str, remote: bool) -> None:
                          "(s3://...), or use a local cluster")
 
 
+def source_corpus(corpus_url: str) -> ShardedCorpus | ParquetCorpus | Corpus:
+    """The snapshot a partitioned drift splits: a sharded or Parquet one streamed (neither is
+    ever held whole, by a map task or by the flow process), a corpus.json held."""
+    return ParquetCorpus(corpus_url) if is_parquet(corpus_url) else open_corpus(corpus_url)
+
+
 def source_groups(corpus_url: str, groups: int) -> list[list[int]]:
-    """The snapshot's shards dealt into at most ``groups`` groups, one per map task (a
-    corpus.json is one group of its own)."""
-    corpus = open_corpus(corpus_url)
-    if not isinstance(corpus, ShardedCorpus):
+    """The snapshot's shards (a Parquet snapshot's row groups) dealt into at most ``groups``
+    groups, one per map task, which reads only its own; a corpus.json is one group of its own."""
+    corpus = source_corpus(corpus_url)
+    if isinstance(corpus, ShardedCorpus):
+        count = len(corpus.shards)
+    elif isinstance(corpus, ParquetCorpus):
+        count = len(corpus.group_starts)
+    else:
         return [[0]]
-    count = len(corpus.shards)
     return [list(range(start, count, groups)) for start in range(min(groups, count))]
 
 
@@ -135,10 +146,16 @@ def _chunk_line(chunk: Any) -> bytes:
                       separators=(",", ":")).encode("utf-8") + b"\n"
 
 
-def _source_chunks(corpus: ShardedCorpus | Corpus, shards: Sequence[int]) -> Iterator[tuple[LiveChunk, bytes]]:
-    """(chunk, stored line) for every chunk of the given shards: each line is checked as
-    ``drift`` checks it (errors name the source shard and line) and then copied, not
-    re-encoded; every shard is checked against its manifest as it is read."""
+def _source_chunks(corpus: ShardedCorpus | ParquetCorpus | Corpus,
+                   shards: Sequence[int]) -> Iterator[tuple[LiveChunk, bytes]]:
+    """(chunk, stored line) for every chunk of the given shards (row groups of a Parquet
+    snapshot): each line is checked as ``drift`` checks it (errors name the source shard and
+    line, or the row) and then copied, not re-encoded; every shard is checked against its
+    manifest as it is read."""
+    if isinstance(corpus, ParquetCorpus):
+        for chunk in corpus.chunks_of(shards):
+            yield chunk, _chunk_line(chunk)
+        return
     if isinstance(corpus, Corpus):
         for chunk in corpus:
             # Hashed once, for the line and the keys (a corpus.json's chunks may be io's Chunk).
@@ -199,7 +216,7 @@ def map_corpus(corpus_url: str, shards: Sequence[int], work_url: str, partitions
     are complete, with a key file (64-bit keys of its chunk ids and text hashes) that lets
     ``find_in_partition`` skip a partition that cannot hold what is asked. Returns each
     piece as a manifest shard entry with its partition: ``{partition, path, sha256, chunks}``."""
-    corpus = open_corpus(corpus_url)
+    corpus = source_corpus(corpus_url)
     name = f"from-{mapper:05d}.jsonl"
     pieces: dict[int, _Piece] = {}
     with ExitStack() as stack:
@@ -221,7 +238,7 @@ def write_partition_manifests(corpus_url: str, work_url: str, partitions: int,
                               pieces: Sequence[Sequence[dict[str, Any]]]) -> list[str]:
     """One sharded-snapshot manifest per partition, listing its pieces from every map task,
     with the source snapshot's fingerprints. Returns the manifest URLs, by partition."""
-    corpus = open_corpus(corpus_url)
+    corpus = source_corpus(corpus_url)
     by_partition: list[list[dict[str, Any]]] = [[] for _ in range(partitions)]
     for mapped in pieces:
         for piece in mapped:
