@@ -5,13 +5,17 @@ The workload is drift_bench's (labels of every status over documents of 10 chunk
 as a sharded gzip snapshot, then the very same chunks copied into one Parquet snapshot (zstd,
 row groups of 65,536). Each drift is a whole process; prints the median of --repeats runs of
 each, alternately, their peak memory and the ratio, and checks both drifts found the same.
+Then the same two drifts as the partitioned flow (drift_partitioned, --partitions over a Dask
+LocalCluster of two workers, on a temporary Prefect server): the seconds of the flow and the
+flow process's own peak memory (its workers are other processes), from each snapshot.
 
-    python bench/parquet_drift_bench.py [--labels 1000000] [--chunks 10000000] [--repeats 3]
+    python bench/parquet_drift_bench.py [--labels 1000000] [--chunks 10000000] [--repeats 3] [--partitions 8]
 """
 
 from __future__ import annotations
 
 import json
+import statistics
 import subprocess
 import sys
 import time
@@ -34,8 +38,49 @@ def to_parquet(sharded: Path, out: Path) -> None:
                   columns=["chunk_id", "doc_uri", "doc_revision", "ordinal", "text", "text_sha"])
 
 
+def flow_run(judgments: str, corpus: str, work: str, partitions: int) -> None:
+    """One partitioned drift flow on a LocalCluster of two workers: prints its seconds, this
+    (the flow) process's peak RSS and the summary, as JSON."""
+    import resource
+    import shutil
+
+    from goldkeeper.flows.scale import drift_partitioned, task_runner
+
+    started = time.perf_counter()
+    merged = drift_partitioned.with_options(task_runner=task_runner("local", 2))(judgments, corpus, work, partitions)
+    seconds = time.perf_counter() - started
+    shutil.rmtree(work, ignore_errors=True)
+    print(json.dumps({"seconds": seconds, "flow_peak_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+                      "summary": merged.summary}))
+
+
+def flows(paths: dict[str, Path], snapshots: dict[str, Path], root: Path, repeats: int, partitions: int) -> None:
+    found: dict[str, list[dict]] = {name: [] for name in snapshots}
+    for _ in range(repeats):
+        for name, corpus in snapshots.items():
+            done = subprocess.run([sys.executable, __file__, "--flow-run", str(paths["judgments"]), str(corpus),
+                                   str(root / "flow-work"), str(partitions)], capture_output=True, text=True)
+            if done.returncode != 0:
+                raise SystemExit(f"the partitioned flow from {corpus} failed: {done.stderr.strip()[-2000:]}")
+            found[name].append(json.loads(done.stdout.strip().splitlines()[-1]))
+    if len({json.dumps(runs[0]["summary"], sort_keys=True) for runs in found.values()}) != 1:
+        raise SystemExit("the partitioned flows from Parquet and from the shards differ: a bug, not a figure")
+    medians = {}
+    for name, runs in found.items():
+        medians[name] = statistics.median(run["seconds"] for run in runs)
+        peak = max(run["flow_peak_mib"] for run in runs)
+        print(f"  partitioned flow, {name.removeprefix('drift ')}: {medians[name]:.2f} s, flow process peak "
+              f"{peak:,.0f} MiB (target: under 1,024)", flush=True)
+    shards, table = medians.values()
+    print(f"  partitioned flow, Parquet / gzip shards: {table / shards:.2f}x (target: at most 1)")
+
+
 def main() -> None:
-    args, root = setup(__doc__, {"labels": 1_000_000, "chunks": 10_000_000}, "goldkeeper-parquet-drift-")
+    if sys.argv[1:2] == ["--flow-run"]:
+        judgments, corpus, work, partitions = sys.argv[2:6]
+        return flow_run(judgments, corpus, work, int(partitions))
+    args, root = setup(__doc__, {"labels": 1_000_000, "chunks": 10_000_000, "partitions": 8},
+                       "goldkeeper-parquet-drift-")
     started = time.perf_counter()
     paths = generate(root, args.labels, args.chunks, 10, sharded=True)
     parquet = paths["corpus"].parent / "snapshot.parquet"
@@ -60,7 +105,8 @@ def main() -> None:
         raise SystemExit("drift from Parquet and from the shards differ: a bug, not a figure")
     print(f"  Parquet / gzip shards: {medians['drift from Parquet'] / medians['drift from gzip JSONL shards']:.2f}x "
           "(target: at most 1)")
-    print(f"  both found the same: {json.dumps(results['drift from Parquet'][0])}")
+    print(f"  both found the same: {json.dumps(results['drift from Parquet'][0])}", flush=True)
+    flows(paths, snapshots, root, args.repeats, args.partitions)
 
 
 if __name__ == "__main__":
