@@ -18,15 +18,15 @@ BIN = Path(sys.executable).parent
 HOOK = Path(__file__).resolve().parents[1] / "kill_points"
 FIRST, LATER = "1764806400", "1764900000"  # the killed attempt's clock, the rerun's
 RUN = ("import sys; from goldkeeper.flows.lifecycle import on_reindex; "
-       "on_reindex(suite='wiki-qa', corpus_url=sys.argv[1], storage_url=sys.argv[2])")
+       "on_reindex(suite='wiki-qa', corpus_url=sys.argv[1], storage_url=sys.argv[2], partitions=int(sys.argv[3]))")
 
 
 class Case:
     """One suite on storage at a fixed place (reports name their storage: every attempt must
     use the same one), made afresh before each attempt; a run that ranks every chunk."""
 
-    def __init__(self, tmp_path: Path, env: dict[str, str]) -> None:
-        self.tmp, self.env = tmp_path, env
+    def __init__(self, tmp_path: Path, env: dict[str, str], partitions: int = 0) -> None:
+        self.tmp, self.env, self.partitions = tmp_path, env, partitions
         self.store = tmp_path / "store"
         self.root = f"file://{self.store}"
         self.corpus = str(FIXTURES / "merge" / "corpus.json")
@@ -56,12 +56,12 @@ class Case:
 
     def run(self, clock: str, plan: dict | None = None, corpus: str | None = None) -> subprocess.CompletedProcess:
         """The lifecycle for a re-index onto ``corpus`` (the merge case's by default), to its end."""
-        return subprocess.run([sys.executable, "-c", RUN, corpus or self.corpus, self.root],
+        return subprocess.run([sys.executable, "-c", RUN, corpus or self.corpus, self.root, str(self.partitions)],
                               env=self.environment(clock, plan), capture_output=True, text=True, timeout=300)
 
     def start(self, corpus: str, plan: dict | None = None, plan_file: Path | None = None) -> subprocess.Popen:
         """The same, started in the background (at the first clock)."""
-        return subprocess.Popen([sys.executable, "-c", RUN, corpus, self.root],
+        return subprocess.Popen([sys.executable, "-c", RUN, corpus, self.root, str(self.partitions)],
                                 env=self.environment(FIRST, plan, plan_file), stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, text=True)
 

@@ -176,3 +176,19 @@ def test_a_process_workers_crashed_run_and_the_next_run_end_as_an_uninterrupted_
         log.close()
     # The worker's clock was the first attempt's for both runs: the record decides either way.
     assert differences(case.expected[FIRST], case.stored()) == []
+
+
+def test_the_partitioned_lifecycle_killed_mid_drift_and_run_again_leaves_no_work_folder(prefect_server, tmp_path):
+    """With ``partitions``, drift runs as a subflow in a work folder on storage. The folder is
+    named by what the drift works on, so the rerun of a run killed inside it works in the same
+    folder and removes it at its end: storage ends as an uninterrupted partitioned run's."""
+    case = Case(tmp_path, prefect_server, partitions=2).prepare()
+    assert not [p for p in case.expected[FIRST] if p.startswith("work/")]
+    # The moments inside the work folder's life: it is written (labels staged, the partitions'
+    # manifests, the scoring's split), and the moment before it is removed (drift's, scoring's).
+    inside = ("task stage_labels end", "task write_manifests end", "task split_judgments end", "task clean_work start")
+    points = [n for n, m in enumerate(case.moments) if m in inside]
+    assert len(points) == 5, case.moments
+    table = [(n, case.moments[n], case.killed_and_run_again(n)) for n in points]
+    print("\n".join(f"{n:3} {m}: {w or 'same'}" for n, m, w in table))
+    assert not [row for row in table if row[2]], table

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import itertools
 import logging
-import uuid
 from typing import Any
 
 from prefect import flow, get_run_logger
@@ -51,6 +50,7 @@ from goldkeeper.io.storage import (
     publish_report,
     read_history,
     suite_slug,
+    work_url,
 )
 
 __all__ = ["EvaluationFailed", "evaluate", "outcome_of", "rolled_up", "verdict_state"]
@@ -291,18 +291,18 @@ def write_resolved(work_url: str, rows: list[dict[str, Any]]) -> str:
     return url
 
 
-def _score_in_partitions(storage_url: str, suite: str, judgments_url: str, run_url: str, partitions: int,
+def _score_in_partitions(storage_url: str, suite: str, key: str, judgments_url: str, run_url: str, partitions: int,
                          k: list[int], threshold: int, cluster: str | None, workers: int,
                          resolved: list[dict[str, Any]] | None = None):
-    """Score in query partitions; ``resolved``: the labels with their spans resolved to the
-    run's snapshot, scored instead of the file's rows (the file's hash and validation are the
-    caller's)."""
-    work_url = f"{storage_url.rstrip('/')}/work/{suite_slug(suite)}/{uuid.uuid4().hex[:12]}"
-    source = judgments_url if resolved is None else write_resolved(work_url, resolved)
+    """Score in query partitions, in a work folder named by the evaluation's ``key``;
+    ``resolved``: the labels with their spans resolved to the run's snapshot, scored instead
+    of the file's rows (the file's hash and validation are the caller's)."""
+    work = work_url(storage_url, suite, "evaluate", key, str(partitions))
+    source = judgments_url if resolved is None else write_resolved(work, resolved)
     found = score_in_partitions.with_options(task_runner=task_runner(cluster, workers))(
-        source, run_url, work_url, partitions, k, threshold, remote=cluster not in (None, "local"),
+        source, run_url, work, partitions, k, threshold, remote=cluster not in (None, "local"),
         spans_resolved=resolved is not None)
-    clean_work(work_url)
+    clean_work(work)
     return found
 
 
@@ -371,12 +371,12 @@ def evaluate(
                 resolution = resolve_spans(rows, corpus_url)
                 spans = resolution.summary()
                 labels, run_values, _, _, run_sha = _score_in_partitions(
-                    storage_url, suite, judgments_url, run_url, partitions, k, threshold, cluster, workers,
+                    storage_url, suite, key, judgments_url, run_url, partitions, k, threshold, cluster, workers,
                     resolution.rows)
                 validation, judgments_sha = check_judgments(rows), sha
             else:
                 labels, run_values, validation, judgments_sha, run_sha = _score_in_partitions(
-                    storage_url, suite, judgments_url, run_url, partitions, k, threshold, cluster, workers)
+                    storage_url, suite, key, judgments_url, run_url, partitions, k, threshold, cluster, workers)
         else:
             rows, judgments_sha = load_judgments(judgments_url)
             run, run_sha = load_run(run_url, max(k))

@@ -29,7 +29,6 @@ repeats the first attempt's writes byte for byte and makes no version twice.
 from __future__ import annotations
 
 import hashlib
-import uuid
 from typing import Any
 
 from prefect import flow, get_run_logger
@@ -65,6 +64,7 @@ from goldkeeper.io.storage import (
     suite_slug,
     system_name,
     version_url,
+    work_url,
     write_judgments_version,
     write_suite,
 )
@@ -231,12 +231,12 @@ def _partitioned_drift(storage_url: str, suite: str, data: bytes, corpus_url: st
     """Partitioned drift's summary, queue items, fixed judgments (read from the run's work
     directory before it is removed) and document map."""
 
-    work_url = f"{storage_url.rstrip('/')}/work/{suite_slug(suite)}/{uuid.uuid4().hex[:12]}"
-    staged = stage_labels(work_url, data)
+    work = work_url(storage_url, suite, "drift", hashlib.sha256(data).hexdigest(), corpus_url, str(partitions))
+    staged = stage_labels(work, data)
     outcome = drift_partitioned.with_options(task_runner=task_runner(cluster, workers))(
-        staged, corpus_url, work_url, partitions, remote=cluster not in (None, "local"))
+        staged, corpus_url, work, partitions, remote=cluster not in (None, "local"))
     items, fixed = list(outcome.rows("queue")), read_bytes(outcome.urls["fixed"])
-    clean_work(work_url)
+    clean_work(work)
     return outcome.summary, items, fixed, outcome.documents
 
 

@@ -64,6 +64,7 @@ __all__ = [
     "suite_url",
     "system_name",
     "version_url",
+    "work_url",
     "write_judgments_version",
     "write_suite",
 ]
@@ -75,6 +76,14 @@ def default_root() -> str:
     """``GOLDKEEPER_STORAGE`` when set (how a worker's deployments find their storage without
     a parameter), else .goldkeeper in the working directory."""
     return os.environ.get("GOLDKEEPER_STORAGE") or "file://" + os.path.join(os.getcwd(), ".goldkeeper")
+
+
+def work_url(storage_url: str, suite: str, *keys: str) -> str:
+    """A partitioned run's work folder: named by what the run works on (``keys``), so a run
+    killed part-way and run again (a retry, or a new run for the same event) works in the
+    same folder and removes it at its end, leaving nothing behind."""
+    name = hashlib.sha256("\0".join(keys).encode("utf-8")).hexdigest()[:16]
+    return f"{storage_url.rstrip('/')}/work/{suite_slug(suite)}/{name}"
 
 
 def suite_slug(suite: str) -> str:
