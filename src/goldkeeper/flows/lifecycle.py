@@ -225,13 +225,13 @@ def stage_labels(work_url: str, data: bytes) -> str:
     return stage_judgments(work_url, data)
 
 
-def _partitioned_drift(storage_url: str, suite: str, data: bytes, corpus_url: str, partitions: int,
+def _partitioned_drift(storage_url: str, suite: str, data: bytes, corpus_url: str, corpus_sha: str, partitions: int,
                        cluster: str | None, workers: int,
                        ) -> tuple[dict[str, Any], list[dict[str, Any]], bytes, list[dict[str, Any]]]:
     """Partitioned drift's summary, queue items, fixed judgments (read from the run's work
     directory before it is removed) and document map."""
 
-    work = work_url(storage_url, suite, "drift", hashlib.sha256(data).hexdigest(), corpus_url, str(partitions))
+    work = work_url(storage_url, suite, "drift", hashlib.sha256(data).hexdigest(), corpus_sha, str(partitions))
     staged = stage_labels(work, data)
     outcome = drift_partitioned.with_options(task_runner=task_runner(cluster, workers))(
         staged, corpus_url, work, partitions, remote=cluster not in (None, "local"))
@@ -240,12 +240,12 @@ def _partitioned_drift(storage_url: str, suite: str, data: bytes, corpus_url: st
     return outcome.summary, items, fixed, outcome.documents
 
 
-def _drift(storage_url: str, suite: str, data: bytes, judgments_url: str, corpus_url: str, partitions: int,
-           cluster: str | None, workers: int) -> dict[str, Any]:
+def _drift(storage_url: str, suite: str, data: bytes, judgments_url: str, corpus_url: str, corpus_sha: str,
+           partitions: int, cluster: str | None, workers: int) -> dict[str, Any]:
     """The judgments ``data`` against the corpus: drift's summary and document map, the queue's
     items, how many labels move, and the fixed judgments when any does."""
     if partitions > 0:
-        summary, items, fixed, documents = _partitioned_drift(storage_url, suite, data, corpus_url, partitions,
+        summary, items, fixed, documents = _partitioned_drift(storage_url, suite, data, corpus_url, corpus_sha, partitions,
                                                               cluster, workers)
     else:
         labels = judgment_rows_of(data, judgments_url)
@@ -276,13 +276,13 @@ def _begin(storage_url: str, suite: str, corpus_sha: str, corpus_url: str, parti
         earlier = read_version(storage_url, suite, read_before)
         if earlier is not None:
             drifted = _drift(storage_url, suite, earlier, version_url(storage_url, suite, read_before), corpus_url,
-                             partitions, cluster, workers)
+                             corpus_sha, partitions, cluster, workers)
             if drifted["moved"] and hashlib.sha256(drifted["fixed"]).hexdigest() == sha:
                 print(f"{suite}: taking up the re-index of {corpus_url} begun at {record['started_at']}")
                 return record["started_at"], earlier, read_before, {**drifted, "made_before": True}
         record = begin_reindex(storage_url, suite, corpus_sha, corpus_url, now(), sha, replace=True)
-    drifted = _drift(storage_url, suite, data, current_judgments_url(storage_url, suite), corpus_url, partitions,
-                     cluster, workers)
+    drifted = _drift(storage_url, suite, data, current_judgments_url(storage_url, suite), corpus_url, corpus_sha,
+                     partitions, cluster, workers)
     return record["started_at"], data, sha, {**drifted, "made_before": False}
 
 

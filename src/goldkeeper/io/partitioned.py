@@ -148,10 +148,10 @@ def _chunk_line(chunk: Any) -> bytes:
 
 def _source_chunks(corpus: ShardedCorpus | ParquetCorpus | Corpus,
                    shards: Sequence[int]) -> Iterator[tuple[LiveChunk, bytes]]:
-    """(chunk, stored line) for every chunk of the given shards (row groups of a Parquet
-    snapshot): each line is checked as ``drift`` checks it (errors name the source shard and
-    line, or the row) and then copied, not re-encoded; every shard is checked against its
-    manifest as it is read."""
+    """(chunk, stored line) for every chunk of the given shards: each line is checked as
+    ``drift`` checks it (errors name the source shard and line) and then copied, not
+    re-encoded; every shard is checked against its manifest as it is read. A Parquet
+    snapshot's row groups (``shards``) and a corpus.json give each chunk's line encoded."""
     if isinstance(corpus, ParquetCorpus):
         for chunk in corpus.chunks_of(shards):
             yield chunk, _chunk_line(chunk)
