@@ -159,10 +159,27 @@ def next_form(run_id, before: str, timeout: float = 120) -> dict:
         with get_client(sync_client=True) as client:
             state = client.read_flow_run(run_id).state
             keys = state.state_details.run_input_keyset if state and state.is_paused() else None
-            if keys and keys["schema"] != before:
-                return json.loads(client.read_flow_run_input(run_id, keys["schema"]))
+            if keys and keys["schema"] != before and (schema := form_schema(client, run_id, state)) is not None:
+                return json.loads(schema)
         time.sleep(0.5)
     raise AssertionError(f"the run was not paused for another form: {state}")
+
+
+def form_schema(client, run_id, state) -> str | None:
+    """The schema of the form a paused ``state`` asks for, or None while it is not saved yet:
+    Prefect proposes the Paused state first and saves the form's schema after it, so a run
+    seen paused may not have its form yet (and resuming it then is refused)."""
+    from prefect.exceptions import ObjectNotFound, PrefectHTTPStatusError
+
+    keys = state.state_details.run_input_keyset if state else None
+    if not keys:
+        return None
+    try:
+        return client.read_flow_run_input(run_id, keys["schema"])
+    except (ObjectNotFound, PrefectHTTPStatusError) as error:
+        if getattr(getattr(error, "response", None), "status_code", 404) != 404:
+            raise
+        return None
 
 
 def paused_filter():
@@ -182,7 +199,8 @@ def paused_run(storage_url: str, timeout: float = 120):
     while time.monotonic() < deadline:
         with get_client(sync_client=True) as client:
             paused = [r for r in client.read_flow_runs(flow_run_filter=paused_filter()) if r.state and r.state.is_paused()
-                      and r.parameters.get("storage_url") == storage_url]
+                      and r.parameters.get("storage_url") == storage_url
+                      and (not r.state.state_details.run_input_keyset or form_schema(client, r.id, r.state) is not None)]
         if paused:
             return paused[0]
         time.sleep(1)

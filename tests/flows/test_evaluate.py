@@ -373,7 +373,6 @@ def test_emit_reindex_refuses_without_a_target_or_a_server(tmp_path, monkeypatch
 
 def test_rejudge_pauses_for_a_form_refuses_invalid_answers_and_writes_a_new_version(prefect_server, tmp_path):
     import threading
-    import time
 
     from prefect.client.orchestration import get_client
     from prefect.client.schemas.filters import FlowFilter, FlowFilterName
@@ -381,7 +380,7 @@ def test_rejudge_pauses_for_a_form_refuses_invalid_answers_and_writes_a_new_vers
 
     from goldkeeper.flows.rejudge import rejudge
     from goldkeeper.io.storage import read_current_judgments
-    from tests.flows.conftest import queued_suite
+    from tests.flows.conftest import paused_run, queued_suite
 
     case = FIXTURES / "drift"
     root = f"file://{tmp_path}/store"
@@ -398,10 +397,7 @@ def test_rejudge_pauses_for_a_form_refuses_invalid_answers_and_writes_a_new_vers
         async with get_client() as client:
             runs = await client.read_flow_runs(flow_filter=FlowFilter(name=FlowFilterName(any_=["goldkeeper-rejudge"])))
             return [r for r in runs if r.state and r.state.is_paused()]
-    deadline = time.monotonic() + 120
-    while not (found := asyncio.run(paused())) and time.monotonic() < deadline:
-        time.sleep(0.5)
-    assert found, "the rejudge flow never paused"
+    found = [paused_run(root)]  # paused, with its form saved
     run_id = found[0].id
     orphan = next(i for i in items if i["status"] == "ORPHANED")
     assert not orphan["candidates"]

@@ -249,7 +249,7 @@ def test_a_served_rejudge_run_suspends_batch_after_batch_and_walks_the_whole_que
     from prefect.settings import PREFECT_API_URL, temporary_settings
 
     from goldkeeper.io.storage import read_current_judgments, read_latest_queue
-    from tests.flows.conftest import queued_suite
+    from tests.flows.conftest import form_schema, queued_suite
 
     case = FIXTURES / "drift"
     root = f"file://{tmp_path}/store"
@@ -280,7 +280,8 @@ def test_a_served_rejudge_run_suspends_batch_after_batch_and_walks_the_whole_que
             while time.monotonic() < deadline:
                 now = state()
                 if (now.name == "Suspended" and [i["item_id"] for i in read_latest_queue(root, "served")[1]] == waiting
-                        and now.state_details.run_input_keyset["schema"] != other_than):
+                        and now.state_details.run_input_keyset["schema"] != other_than
+                        and _read(server, lambda client, now=now: form_schema(client, run.id, now)) is not None):
                     return
                 time.sleep(1)
             raise AssertionError((state(), read_latest_queue(root, "served")))
