@@ -260,9 +260,12 @@ def judge_markdown(suite: str, summary: Mapping[str, Any], failed: Sequence[Mapp
     kinds = ", ".join(f"{n} {kind}" for kind, n in sorted(summary["error_kinds"].items()))
     lines = [f"### The judge on the queue: {_escaped(suite)}", "",
              f"`{_escaped(summary['model'])}` (prompt `{summary['prompt_sha']}`) graded {summary['graded']} of "
-             f"{summary['pairs']} candidate(s) in {summary['seconds']:.1f} s: {summary['calls']} call(s), "
-             f"{summary['cached']} from the cache, {summary['prompt_tokens']} prompt and "
-             f"{summary['completion_tokens']} completion tokens.", ""]
+             f"{summary['pairs']} candidate(s)"
+             + (f" in {summary['seconds']:.1f} s: {summary['calls']} call(s), {summary['cached']} from the cache, "
+                f"{summary['prompt_tokens']} prompt and {summary['completion_tokens']} completion tokens."
+                if "seconds" in summary else
+                ", in an earlier attempt of this re-index, which was stopped before it finished; nothing was asked "
+                "again."), ""]
     if failed:
         lines += [f"{summary['errors']} candidate(s) got no grade ({kinds}); their items wait for people whole.", ""]
     if "quotes" in summary:

@@ -192,3 +192,59 @@ def test_the_partitioned_lifecycle_killed_mid_drift_and_run_again_leaves_no_work
     table = [(n, case.moments[n], case.killed_and_run_again(n)) for n in points]
     print("\n".join(f"{n:3} {m}: {w or 'same'}" for n, m, w in table))
     assert not [row for row in table if row[2]], table
+
+
+@pytest.fixture(scope="module")
+def judged_case(prefect_server, tmp_path_factory):
+    """The case with a judge configured: a stub judge (seeded by each request, so every
+    attempt is answered alike) grades the runs' unjudged top k, and an audit opens."""
+    from goldkeeper.examples.stub_judge import StubJudge
+
+    judge = StubJudge(bias=1.0)  # one grade too high: every query keeps a relevant label
+    url = judge.start()
+    try:
+        case = Case(tmp_path_factory.mktemp("judged"), prefect_server, judge_url=url).prepare()
+        case.judge = judge
+        yield case
+    finally:
+        judge.stop()
+
+
+def test_killed_in_the_judges_step_and_run_again_ends_as_an_uninterrupted_run(judged_case):
+    """The judge's step (spec/judge.md) killed as it is asked, as what it made is kept, in
+    each of its writes (the judged version, made current, the audit) and after them; run
+    again, storage ends as an uninterrupted run's: the judged version made once, the audit
+    open (before the step was kept, a kill after the judged version was made current left a
+    rerun that took it for another writer's, began a new re-index and never opened the
+    audit: the judge's labels were scored with nobody to check them). Every moment of the
+    step with ``GOLDKEEPER_SOAK=1``."""
+    case = judged_case
+    first = case.moments.index("task judge_queued start")
+    last = case.moments.index("task signal_judge end")
+    if os.environ.get("GOLDKEEPER_SOAK"):
+        points = list(range(first - 2, last + 1))
+    else:
+        points = [n for n in range(first, last + 1) if (case.moments[n].endswith((" staged", " end"))
+                  and case.moments[n].startswith(("write ", "create ")))
+                  or case.moments[n] in ("task judge_queued start", "task open_audit start", "task show_judge end")]
+    kept = [m for m in case.moments if m.endswith(".judge.json end")]
+    assert kept and len(points) >= 10, case.moments[first:last + 1]
+    assert [p for p in case.expected[FIRST] if p.startswith("audit/")], sorted(case.expected[FIRST])
+    table = [(n, case.moments[n], case.killed_and_run_again(n)) for n in points]
+    print("\n".join(f"{n:3} {m}: {w or 'same'}" for n, m, w in table))
+    assert not [row for row in table if row[2]], [row for row in table if row[2]]
+    versions = [p for p in case.expected[FIRST] if "/versions/" in p]
+    assert len(versions) == 3  # the suite's first, the re-index's, the judge's: not more
+
+
+def test_the_same_reindex_event_again_after_the_judge_answered_asks_it_nothing(judged_case):
+    """The event delivered again a day later, after an uninterrupted run: the rerun takes the
+    re-index up, the judge is not asked again, and storage is as the one run left it."""
+    case = judged_case
+    case.fresh()
+    assert case.run(FIRST).returncode == case.ends
+    calls = case.judge.calls
+    again = case.run(LATER)
+    assert again.returncode == case.ends, again.stderr[-3000:]
+    assert case.judge.calls == calls
+    assert differences(case.expected[FIRST], case.stored()) == []

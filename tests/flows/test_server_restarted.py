@@ -7,7 +7,8 @@ lifecycle run held just before it writes the new judgments version goes on while
 is down; it either completes once the server is back or fails with its reason, and then a
 rerun completes; either way storage ends as an uninterrupted run leaves it. A rejudge run
 suspended for people's answers (a deployment's run, served by ``goldkeeper serve``) is still
-suspended after the restart, and answering it then applies the answers.
+suspended after the restart, and answering it then applies the answers; so is one paused in
+place (the flow called directly, polling from its own process).
 """
 
 from __future__ import annotations
@@ -127,3 +128,56 @@ def test_a_suspended_rejudge_run_survives_a_server_restart_and_can_be_answered(o
     finally:
         served.terminate()
         served.wait(30)
+
+
+def test_a_rejudge_run_paused_in_place_survives_a_server_restart_and_can_be_answered(own_server, tmp_path):
+    """The rejudge flow called directly (not a deployment's run): it pauses in its own process,
+    asking the server for its state every second. The server is down for a while under it
+    and comes back; the run is still paused, its process alive, and answering it applies the
+    answers."""
+    from prefect.flow_runs import resume_flow_run
+    from prefect.settings import PREFECT_API_URL, temporary_settings
+
+    from goldkeeper.io.storage import read_current_judgments
+
+    env, restart = own_server
+    root = f"file://{tmp_path}/store"
+    orphan = queued_suite(root, "paused")[1]
+    code = ("import sys; from goldkeeper.flows.rejudge import rejudge; "
+            "rejudge(suite='paused', corpus_url=sys.argv[1], storage_url=sys.argv[2], batch=2, poll_interval=1, "
+            "timeout=600, evaluate_after=False)")
+    process = subprocess.Popen([sys.executable, "-c", code, str(FIXTURES / "drift" / "corpus.json"), root], env=env,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        def paused():
+            runs = [r for r in _runs(env, "goldkeeper-rejudge") if r.state and r.state.is_paused()]
+            return runs[0] if runs and on_server(env, lambda client: _async_schema(client, runs[0])) else None
+
+        async def _async_schema(client, run):
+            from prefect.exceptions import ObjectNotFound
+
+            try:
+                return await client.read_flow_run_input(run.id, run.state.state_details.run_input_keyset["schema"])
+            except ObjectNotFound:
+                return None
+
+        deadline = time.monotonic() + 120
+        while (run := paused()) is None and process.poll() is None and time.monotonic() < deadline:
+            time.sleep(1)
+        assert run is not None, process.communicate(timeout=30)[1][-3000:]
+        restart(while_down=lambda: time.sleep(5))  # five of its polls meet no server
+        assert process.poll() is None, process.communicate(timeout=30)[1][-3000:]
+        assert paused() is not None and paused().id == run.id  # kept in the server's database
+        with temporary_settings(updates={PREFECT_API_URL: env["PREFECT_API_URL"]}):
+            resume_flow_run(run.id, run_input={"reviewer": "bo", "item_1_1_1": True, "item_1_2_1": True,
+                                               "item_2_none": True})
+        _, err = process.communicate(timeout=180)
+        assert process.returncode == 0, err[-3000:]
+        finished = on_server(env, lambda client: client.read_flow_run(run.id))
+        assert finished.state.is_completed(), finished.state
+        data, _ = read_current_judgments(root, "paused")
+        assert data.count(b'"labeled_by":"human:bo"') == 2 and orphan["doc_uri"].encode() not in data
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()

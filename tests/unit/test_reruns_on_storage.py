@@ -13,7 +13,9 @@ from goldkeeper.io.storage import (
     newest_answers_time,
     publish_answers,
     read_current_judgments,
+    read_judge_step,
     reindex_record,
+    write_judge_step,
     write_judgments_version,
 )
 
@@ -37,6 +39,22 @@ def test_a_record_goldkeeper_did_not_write_is_refused_in_one_line(tmp_path):
     made.write_text('{"suite": "wiki", "started_at": 3}\n')
     with pytest.raises(InputError, match=r"reindex/wiki/cccccccccccccccc\.json.*(corpus_url|started_at)"):
         reindex_record(root, "wiki", CORPUS, "/c.json", "2026-12-01T00:00:00Z", SHA_A)
+
+
+def test_a_judge_step_is_kept_whole_and_read_back_and_a_hostile_one_is_refused_in_one_line(tmp_path):
+    root = f"file://{tmp_path}"
+    assert read_judge_step(root, "wiki", CORPUS) is None  # its judge made nothing
+    made = {"from_sha256": SHA_A, "judgments_sha256": SHA_B, "audit": None, "failed": [], "plan": {"items": []},
+            "summary": {"pairs": 3, "graded": 3}, "workload": {"queued": 1}}
+    write_judge_step(root, "wiki", CORPUS, made)
+    assert read_judge_step(root, "wiki", CORPUS) == made
+    with pytest.raises(ValueError, match="judgments_sha256"):  # nothing half-made is kept
+        write_judge_step(root, "wiki", CORPUS, {**made, "judgments_sha256": "nope"})
+    assert read_judge_step(root, "wiki", CORPUS) == made
+    kept = tmp_path / "reindex" / "wiki" / f"{CORPUS[:16]}.judge.json"
+    kept.write_text('{"from_sha256": "a", "judgments_sha256": 7}\n')
+    with pytest.raises(InputError, match=r"reindex/wiki/cccccccccccccccc\.judge\.json.*(from_sha256|judgments_sha256)"):
+        read_judge_step(root, "wiki", CORPUS)
 
 
 def test_the_same_answers_are_kept_once_with_the_time_they_were_first_given(tmp_path):

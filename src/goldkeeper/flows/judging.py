@@ -17,6 +17,7 @@ falls below the suite's kappa floor.
 
 from __future__ import annotations
 
+import hashlib
 from typing import Any
 
 from prefect import get_run_logger
@@ -29,9 +30,12 @@ from goldkeeper.errors import UsageError
 from goldkeeper.flows.faults import step
 from goldkeeper.flows.signals import signal
 from goldkeeper.io.snapshots import open_corpus
-from goldkeeper.io.storage import publish_audit, suite_slug, write_judgments_version
+from goldkeeper.io.storage import publish_audit, suite_slug, write_judge_step, write_judgments_version
 
-__all__ = ["judge_queue", "judge_queued", "live_chunks", "workload_line"]
+#: The judge's summary figures that are the attempt's, not the answers': a rerun's differ.
+ATTEMPT_FIGURES = ("calls", "cached", "seconds", "prompt_tokens", "completion_tokens")
+
+__all__ = ["ATTEMPT_FIGURES", "judge_queue", "judge_queued", "live_chunks", "take_up_judge", "workload_line"]
 
 
 def _live(corpus_url: str, wanted: list[str]):
@@ -97,8 +101,13 @@ def write_judged_version(storage_url: str, suite: str, data: bytes, expected_sha
 
 
 @step(timeout_seconds=300)
-def open_audit(storage_url: str, suite: str, record: dict[str, Any]) -> str:
+def open_audit(storage_url: str, suite: str, record: dict[str, Any]) -> tuple[str, bool]:
     return publish_audit(storage_url, suite, record)
+
+
+@step(timeout_seconds=300)
+def keep_judge_step(storage_url: str, suite: str, corpus_sha: str, made: dict[str, Any]) -> str:
+    return write_judge_step(storage_url, suite, corpus_sha, made)
 
 
 def workload_line(workload: dict[str, int]) -> str:
@@ -111,12 +120,16 @@ def workload_line(workload: dict[str, int]) -> str:
 
 
 def judge_queue(storage_url: str, suite: str, judge: dict[str, Any], max_grade: int, items: list[dict[str, Any]],
-                labels: list[dict[str, Any]], sha: str, corpus_url: str, stamp: str,
+                labels: list[dict[str, Any]], sha: str, corpus_url: str, corpus_sha: str, stamp: str,
                 queue_url: str | None, run_urls: list[str] = (), depth: int = 10) -> dict[str, Any] | None:
     """The judge's step of the lifecycle on the queue ``items`` of the judgments ``labels``
     (the current version, ``sha``), and on the unjudged chunks of the top ``depth`` of the
     runs at ``run_urls``: what it did, the new version, the audit's URL and record; None when
-    there is nothing to ask it (a repeated event, after it answered)."""
+    there is nothing to ask it (a repeated event, after it answered).
+
+    What it makes is kept first (``write_judge_step``, under the re-index of ``corpus_sha``),
+    then made current, then the audit opened: a rerun that finds the judged version current
+    takes the step up from what was kept (``take_up_judge``)."""
     pool = pool_of_runs(labels, items, list(run_urls), depth, corpus_url) if run_urls else []
     if not (items or pool):
         return None
@@ -131,21 +144,24 @@ def judge_queue(storage_url: str, suite: str, judge: dict[str, Any], max_grade: 
     ids = {item["item_id"] for item in taken}
     pool_ids = {item["item_id"] for item in pooled}
     answers = [answer for answer in judged["answers"] if answer["item_id"] in ids | pool_ids]
-    version = audit_url = None
     plan = plan_audit(taken + pooled, width=judge.get("audit_width"), at_most=judge.get("audit_at_most"),
                       seed=judge.get("seed", 0),
                       strata={row["query_id"]: row["stratum"] for row in labels if row.get("stratum")})
     workload = {"queued": len(items), "judged": len(taken), "pooled": len(pooled),
                 "pooled_labels": sum(len(item["candidates"]) for item in pooled), "audited": len(plan["items"]),
                 "for_people": len(items) - len(taken) + len(plan["items"])}
-    record = None
+    # What is kept is what the judge answered, not what this attempt cost (a rerun asks again, or reads its cache).
+    kept = {key: value for key, value in judged["summary"].items() if key not in ATTEMPT_FIGURES}
+    step_made = {"summary": kept, "failed": judged["failed"], "workload": workload, "plan": plan,
+                 "from_sha256": sha, "judgments_sha256": sha, "audit": None}
     if taken or pooled:
         live, fingerprint = live_chunks(corpus_url, sorted({answer["chunk_id"] for answer in answers}))
         data = merge_judge_answers(labels, items, pooled, answers, live, fingerprint)
-        version, _ = write_judged_version(storage_url, suite, data, sha)
         from goldkeeper.io.loading import judgment_rows_of
+        from goldkeeper.io.storage import version_url
 
-        rows = judgment_rows_of(data, version)
+        digest = hashlib.sha256(data).hexdigest()
+        rows = judgment_rows_of(data, version_url(storage_url, suite, digest))
         audited = {item["item_id"] for item in plan["items"]}
         record = {"format": "goldkeeper-audit/1", "suite": suite, "opened_at": stamp, "model": judge["model"],
                   "prompt_sha": judged["summary"]["prompt_sha"], "rule": plan["rule"], "seed": plan["seed"],
@@ -154,10 +170,28 @@ def judge_queue(storage_url: str, suite: str, judge: dict[str, Any], max_grade: 
                   "judge_labels": [row for row in rows if (row.get("rejudged_from") or {}).get("item_id") in audited
                                    or row.get("pooled_from") in audited],
                   "replaced_labels": [row for row in labels if label_origin(row) in ids], "workload": workload}
-        audit_url = open_audit(storage_url, suite, record)
-    show_judge(suite, judged["summary"], judged["failed"], workload, plan, version, audit_url)
-    signal_judge(suite, judged["summary"], workload, plan, audit_url)
-    return {"summary": judged["summary"], "workload": workload, "version": version, "audit_url": audit_url}
+        step_made.update(judgments_sha256=digest, audit=record)
+        keep_judge_step(storage_url, suite, corpus_sha, step_made)
+        write_judged_version(storage_url, suite, data, sha)
+    return take_up_judge(storage_url, suite, step_made, judged["summary"])
+
+
+def take_up_judge(storage_url: str, suite: str, made: dict[str, Any], summary: dict[str, Any] | None = None
+                  ) -> dict[str, Any]:
+    """The judge step ``made`` (a ``JudgeStep``) finished once its version is current: its
+    audit opened (stored once), its artifact shown; its events sent when this attempt asked
+    the judge (``summary``: what it answered and cost) or opened the audit (the attempt that
+    asked was stopped before it could)."""
+    from goldkeeper.io.storage import version_url
+
+    made_version = made["judgments_sha256"] != made["from_sha256"]
+    version = version_url(storage_url, suite, made["judgments_sha256"]) if made_version else None
+    audit_url, opened = open_audit(storage_url, suite, made["audit"]) if made["audit"] else (None, False)
+    summary = summary or made["summary"]
+    show_judge(suite, summary, made["failed"], made["workload"], made["plan"], version, audit_url)
+    if "seconds" in summary or opened:
+        signal_judge(suite, summary, made["workload"], made["plan"], audit_url)
+    return {"summary": summary, "workload": made["workload"], "version": version, "audit_url": audit_url}
 
 
 @step(timeout_seconds=60)
@@ -174,8 +208,10 @@ def show_judge(suite: str, summary: dict[str, Any], failed: list[dict[str, Any]]
 def signal_judge(suite: str, summary: dict[str, Any], workload: dict[str, int], plan: dict[str, Any],
                  audit_url: str | None) -> None:
     """What the judge answered; the audit it opened for people."""
+    # (a rerun that takes up an earlier attempt's answers has no figures of what they cost)
     signal("goldkeeper.judge.answered", suite, {**{k: summary[k] for k in ("pairs", "graded", "errors", "calls",
-                                                                              "seconds", "model", "prompt_sha")},
+                                                                              "seconds", "model", "prompt_sha")
+                                                   if k in summary},
                                                 "error_kinds": summary["error_kinds"], "workload": workload})
     if audit_url:
         signal("goldkeeper.audit.opened", suite, {"queries": len(plan["queries"]), "items": workload["audited"],

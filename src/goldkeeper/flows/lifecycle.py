@@ -43,7 +43,7 @@ from goldkeeper.errors import ChangedError, GoldkeeperError
 from goldkeeper.flows.clock import now
 from goldkeeper.flows.evaluate import content_hash, evaluate, outcome_of, rolled_up
 from goldkeeper.flows.faults import step, storage_root
-from goldkeeper.flows.judging import judge_queue, workload_line
+from goldkeeper.flows.judging import judge_queue, take_up_judge, workload_line
 from goldkeeper.flows.scale import clean_work, drift_partitioned, task_runner
 from goldkeeper.flows.signals import signal
 from goldkeeper.io.files import exists, read_bytes
@@ -57,6 +57,7 @@ from goldkeeper.io.storage import (
     publish_sharded_snapshot,
     publish_store_snapshot,
     read_current_judgments,
+    read_judge_step,
     read_judgments_version,
     read_latest_queue,
     read_suite,
@@ -106,6 +107,11 @@ def begin_reindex(storage_url: str, suite: str, corpus_sha: str, corpus_url: str
 @step(timeout_seconds=600)
 def read_version(storage_url: str, suite: str, sha: str) -> bytes | None:
     return read_judgments_version(storage_url, suite, sha)
+
+
+@step(timeout_seconds=300)
+def judge_step(storage_url: str, suite: str, corpus_sha: str) -> dict[str, Any] | None:
+    return read_judge_step(storage_url, suite, corpus_sha)
 
 
 @step(timeout_seconds=300)
@@ -277,13 +283,18 @@ def _begin(storage_url: str, suite: str, corpus_sha: str, corpus_url: str, parti
         if earlier is not None:
             drifted = _drift(storage_url, suite, earlier, version_url(storage_url, suite, read_before), corpus_url,
                              corpus_sha, partitions, cluster, workers)
-            if drifted["moved"] and hashlib.sha256(drifted["fixed"]).hexdigest() == sha:
+            made = hashlib.sha256(drifted["fixed"]).hexdigest() if drifted["moved"] else read_before
+            # The version current now is the one this re-index made, or the one its judge made from it.
+            judged = judge_step(storage_url, suite, corpus_sha)
+            judged = judged if judged and (judged["from_sha256"], judged["judgments_sha256"]) == (made, sha) else None
+            if made == sha != read_before or judged:
                 print(f"{suite}: taking up the re-index of {corpus_url} begun at {record['started_at']}")
-                return record["started_at"], earlier, read_before, {**drifted, "made_before": True}
+                return record["started_at"], earlier, read_before, {**drifted, "made_before": bool(drifted["moved"]),
+                                                                    "judged": judged}
         record = begin_reindex(storage_url, suite, corpus_sha, corpus_url, now(), sha, replace=True)
     drifted = _drift(storage_url, suite, data, current_judgments_url(storage_url, suite), corpus_url, corpus_sha,
                      partitions, cluster, workers)
-    return record["started_at"], data, sha, {**drifted, "made_before": False}
+    return record["started_at"], data, sha, {**drifted, "made_before": False, "judged": None}
 
 
 @flow(name="goldkeeper-on-reindex", log_prints=True)
@@ -351,10 +362,12 @@ def on_reindex(
         break
     queue_url = publish_rejudgment_queue(storage_url, suite, items, stamp)
     judged = None
-    if config is not None and config.judge is not None and (items or run_urls):
+    if drifted["judged"]:  # an earlier attempt's judge answered, and its version is current: nothing is asked again
+        judged = take_up_judge(storage_url, suite, drifted["judged"])
+    elif config is not None and config.judge is not None and (items or run_urls):
         judged = judge_queue(storage_url, suite, config.judge.model_dump(), config.max_grade, items,
-                             judgment_rows_of(data, current_judgments_url(storage_url, suite)), sha, corpus_url, stamp,
-                             queue_url, run_urls, max(k))
+                             judgment_rows_of(data, current_judgments_url(storage_url, suite)), sha, corpus_url,
+                             corpus_sha, stamp, queue_url, run_urls, max(k))
     if config is not None and config.corpus_url != corpus_url:
         record_corpus(storage_url, config, corpus_url)
     waiting = Waiting.of(items)

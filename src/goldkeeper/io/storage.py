@@ -54,6 +54,7 @@ __all__ = [
     "publish_sharded_snapshot",
     "read_current_judgments",
     "read_history",
+    "read_judge_step",
     "read_judgments_version",
     "read_latest_queue",
     "read_queue",
@@ -65,6 +66,7 @@ __all__ = [
     "system_name",
     "version_url",
     "work_url",
+    "write_judge_step",
     "write_judgments_version",
     "write_suite",
 ]
@@ -334,19 +336,20 @@ def read_latest_queue(root: str, suite: str) -> tuple[str, list[dict[str, Any]]]
     return url, read_queue(url)
 
 
-def publish_audit(root: str, suite: str, record: dict[str, Any]) -> str:
+def publish_audit(root: str, suite: str, record: dict[str, Any]) -> tuple[str, bool]:
     """An audit of the judge the lifecycle opened (``models.corpus.AuditRecord``), under its
-    opening time; the same audit again (a repeated event) is stored once: its URL."""
+    opening time; the same audit again (a repeated event, a rerun) is stored once. Its URL,
+    and whether it was stored now."""
     from goldkeeper.models.corpus import AuditRecord
 
     AuditRecord.model_validate(record)
     body = json.dumps(record, ensure_ascii=False, sort_keys=True, indent=1).encode("utf-8") + b"\n"
     found = read_latest_audit(root, suite)
     if found is not None and read_bytes(found[0]) == body:
-        return found[0]
+        return found[0], False
     url = _join(root, "audit", suite_slug(suite), f"{_stamp(record['opened_at'])}.json")
     _write(url, body)
-    return url
+    return url, True
 
 
 def read_audit(url: str) -> tuple[dict[str, Any], list[dict[str, Any]] | None]:
@@ -632,6 +635,37 @@ def reindex_record(root: str, suite: str, corpus_sha: str, corpus_url: str, star
         return ReindexRecord.model_validate(from_json(create_once(url, body), allow_inf_nan=False)).model_dump()
     except ValueError as error:
         raise _refusal(url, error, "record") from None
+
+
+def _judge_step_url(root: str, suite: str, corpus_sha: str) -> str:
+    return _join(root, "reindex", suite_slug(suite), f"{corpus_sha[:16]}.judge.json")
+
+
+def write_judge_step(root: str, suite: str, corpus_sha: str, step: dict[str, Any]) -> str:
+    """Keep what the re-index onto ``corpus_sha`` had its judge make (``models.corpus.JudgeStep``),
+    before that version is made current; each attempt's replaces the one before."""
+    from goldkeeper.models.corpus import JudgeStep
+
+    url = _judge_step_url(root, suite, corpus_sha)
+    _write(url, (JudgeStep.model_validate(step).model_dump_json(indent=1) + "\n").encode("utf-8"))
+    return url
+
+
+def read_judge_step(root: str, suite: str, corpus_sha: str) -> dict[str, Any] | None:
+    """What the re-index onto ``corpus_sha`` had its judge make; None: its judge made nothing."""
+    from pydantic_core import from_json
+
+    from goldkeeper.models.corpus import JudgeStep
+
+    url = _judge_step_url(root, suite, corpus_sha)
+    try:
+        data = read_bytes(url)
+    except MissingError:
+        return None
+    try:
+        return JudgeStep.model_validate(from_json(data, allow_inf_nan=False)).model_dump()
+    except ValueError as error:
+        raise _refusal(url, error, "judge step") from None
 
 
 def publish_sharded_snapshot(root: str, corpus: str, chunks_url: str, chunker: str) -> dict[str, Any]:

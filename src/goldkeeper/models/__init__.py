@@ -56,7 +56,16 @@ __all__ = [
 
 def export_schemas() -> dict[str, dict]:
     """Every committed schema by file name, generated from the models."""
-    from .corpus import AuditRecord, Chunk, CorpusSnapshot, QueueAnswer, QueueItem, ReindexRecord, ShardManifest
+    from .corpus import (
+        AuditRecord,
+        Chunk,
+        CorpusSnapshot,
+        JudgeStep,
+        QueueAnswer,
+        QueueItem,
+        ReindexRecord,
+        ShardManifest,
+    )
     from .judgment import Judgment
     from .report import Report
     from .run import RunEntry
@@ -74,4 +83,5 @@ def export_schemas() -> dict[str, dict]:
         "suite.schema.json": SuiteConfig.model_json_schema(),
         "audit.schema.json": AuditRecord.model_json_schema(),
         "reindex.schema.json": ReindexRecord.model_json_schema(),
+        "judge-step.schema.json": JudgeStep.model_json_schema(),
     }

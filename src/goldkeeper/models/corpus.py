@@ -133,6 +133,23 @@ class ReindexRecord(BaseModel):
     judgments_sha256: str = Field(pattern=r"^[0-9a-f]{64}$", description="The judgments version it read.")
 
 
+class JudgeStep(BaseModel):
+    """What a re-index's judge step made (reindex/<suite>/<corpus sha16>.judge.json), written
+    before its version is made current: a rerun that finds that version current takes the
+    step up from here (opens the audit if it was not, asks the judge nothing) instead of
+    taking the judged version for another writer's."""
+
+    model_config = ConfigDict(extra="forbid", title="goldkeeper judge step")
+
+    from_sha256: str = Field(pattern=r"^[0-9a-f]{64}$", description="The version the judge's answers were applied to.")
+    judgments_sha256: str = Field(pattern=r"^[0-9a-f]{64}$", description="The version they made.")
+    audit: dict[str, Any] | None = Field(description="The audit opened on it (an AuditRecord), if any.")
+    summary: dict[str, Any]
+    failed: list[dict[str, Any]]
+    workload: dict[str, int]
+    plan: dict[str, Any]
+
+
 def _answer_field(spec: FieldSpec) -> tuple[Any, Any]:
     described = {} if spec.description is None else {"description": spec.description}
     if spec.kind == "grade":
