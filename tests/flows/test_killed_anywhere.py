@@ -189,6 +189,12 @@ def test_the_partitioned_lifecycle_killed_mid_drift_and_run_again_leaves_no_work
     inside = ("task stage_labels end", "task write_manifests end", "task split_judgments end", "task clean_work start")
     points = [n for n, m in enumerate(case.moments) if m in inside]
     assert len(points) == 5, case.moments
+    # And inside the mapped tasks (their threads' moments interleave as they come, so the
+    # moment killed is one of that phase's): mid-stream of a piece, as a partition is
+    # classified, as the partitions exchange what they found, as the outputs are merged.
+    mapped = ("stream labels/p0000-r0000.jsonl staged", "task classify_one end", "stream exchange/found-p0000.pickle end",
+              "stream out/fixed.jsonl staged")
+    points = sorted({*points, *(case.moments.index(m) for m in mapped)})
     table = [(n, case.moments[n], case.killed_and_run_again(n)) for n in points]
     print("\n".join(f"{n:3} {m}: {w or 'same'}" for n, m, w in table))
     assert not [row for row in table if row[2]], table
