@@ -112,3 +112,38 @@ def test_two_different_reindexes_at_once_are_applied_one_after_the_other(case, t
     made_by_second = next(h["judgments_sha256"] for h in history if h["corpus_fingerprint"] == revised)
     records = {json.loads(v)["corpus_url"]: json.loads(v) for p, v in found.items() if p.startswith("reindex/")}
     assert records[case.corpus]["judgments_sha256"] == made_by_second
+
+
+EVALUATE = ("import sys; from goldkeeper.flows.evaluate import evaluate; "
+            "evaluate(suite='wiki-qa', system=sys.argv[1], judgments_url=sys.argv[2], run_url=sys.argv[3], "
+            "storage_url=sys.argv[4], k=[1, 2], generated_at=sys.argv[5], return_state=True)")
+
+
+def test_two_evaluations_publishing_the_suite_page_at_once_leave_both_on_it(case, tmp_path):
+    """Evaluation A reads the suite's history, then is held before it shows it; evaluation B
+    (another system) runs whole meanwhile. A's page, written last, was drawn from a history
+    without B's line: A reads the history again after it writes, and draws the page again
+    while it has changed, so the page left on storage has both systems' evaluations."""
+    from goldkeeper.io.storage import current_judgments_url, read_history
+
+    case.fresh()
+    judgments = current_judgments_url(case.root, "wiki-qa")
+    go = tmp_path / "go"
+    held = subprocess.Popen([sys.executable, "-c", EVALUATE, "alpha-system", judgments, str(case.run_file), case.root,
+                             "2026-12-07T10:00:00Z"], env=case.environment(FIRST, {"hold": "task show start",
+                                                                                    "until": str(go)}),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    while not Path(f"{go}.holding").exists() and held.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert Path(f"{go}.holding").exists(), held.communicate()[1][-3000:]
+    other = subprocess.run([sys.executable, "-c", EVALUATE, "beta-system", judgments, str(case.run_file), case.root,
+                            "2026-12-07T10:00:01Z"], env=case.environment(FIRST, None), capture_output=True, text=True,
+                           timeout=300)
+    assert other.returncode == 0, other.stderr[-3000:]
+    go.touch()
+    _, err = held.communicate(timeout=300)
+    assert held.returncode == 0, err[-3000:]
+    assert {entry.get("system") for entry in read_history(case.root, "wiki-qa")} >= {"alpha-system", "beta-system"}
+    page = (case.store / "pages" / "wiki-qa" / "index.html").read_text()
+    assert "alpha-system" in page and "beta-system" in page

@@ -127,6 +127,10 @@ def outcome_of(state: State) -> dict[str, Any]:
     return data
 
 
+#: How many times an evaluation draws the suite's page again when the history changed under it
+#: (each time, another evaluation of the suite published its line meanwhile).
+PAGE_REDRAWS = 10
+
 @step(timeout_seconds=900)
 def load_judgments(url: str) -> tuple[list[dict[str, Any]], str]:
     return load_label_rows(url)
@@ -417,6 +421,16 @@ def evaluate(
         attribution = attribute(rows, point["previous_entry"], document, metrics)
     pages = show(suite, document, report_url, points, waiting, queue_url, bracket, attribution, storage_url,
                  queue_suite or suite, system, point)
+    # Another evaluation of the suite may have added its line after this one read the history,
+    # and written its page before this one's: drawn again until the history it is drawn from
+    # is still the history after it is written, the page left on storage has every line.
+    for _ in range(PAGE_REDRAWS):
+        again = read_suite_history(storage_url, suite)
+        if again == history:
+            break
+        history, points = again, trend_points(again, metrics)
+        pages = show(suite, document, report_url, points, waiting, queue_url, bracket, attribution, storage_url,
+                     queue_suite or suite, system, point)
     outcome = {"suite": suite, "system": system, "verdict": document["verdict"]["status"], "message": verdict_line(document),
                "report_url": report_url, "reasons": document["verdict"]["reasons"], "cached": found is not None,
                "pages": pages, "bracket": bracket, "attribution": attribution}
