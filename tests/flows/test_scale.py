@@ -194,6 +194,7 @@ def _workers():
 def test_a_worker_killed_mid_run_is_retried_and_the_result_is_unchanged(prefect_server, tmp_path):
     """Both workers are killed (SIGKILL) while partitions are being classified; the nannies
     restart them, the lost tasks run again, and the result is still the one-process one."""
+    import datetime
     import threading
     import time
 
@@ -201,6 +202,7 @@ def test_a_worker_killed_mid_run_is_retried_and_the_result_is_unchanged(prefect_
     from prefect.client.schemas.filters import (
         TaskRunFilter,
         TaskRunFilterName,
+        TaskRunFilterStartTime,
         TaskRunFilterState,
         TaskRunFilterStateName,
     )
@@ -220,6 +222,9 @@ def test_a_worker_killed_mid_run_is_retried_and_the_result_is_unchanged(prefect_
         except BaseException as error:
             out["error"] = error
 
+    # Only this test's task runs: a run killed in another test (the kill matrix kills inside
+    # classify_one) leaves its task runs Running on the session's server for good.
+    started = datetime.datetime.now(datetime.timezone.utc)
     thread = threading.Thread(target=run)
     thread.start()
     killed = []
@@ -227,7 +232,8 @@ def test_a_worker_killed_mid_run_is_retried_and_the_result_is_unchanged(prefect_
     with get_client(sync_client=True) as client:
         while thread.is_alive() and not killed and time.monotonic() < deadline:
             running = client.read_task_runs(task_run_filter=TaskRunFilter(
-                name=TaskRunFilterName(like_="classify_one"), state=TaskRunFilterState(name=TaskRunFilterStateName(any_=["Running"]))))
+                name=TaskRunFilterName(like_="classify_one"), start_time=TaskRunFilterStartTime(after_=started),
+                state=TaskRunFilterState(name=TaskRunFilterStateName(any_=["Running"]))))
             if running:
                 for worker in _workers():
                     worker.kill()
