@@ -245,7 +245,8 @@ def test_a_worker_killed_mid_run_is_retried_and_the_result_is_unchanged(prefect_
         merged = out["result"]
         assert list(merged.rows("findings")) == one.findings
         assert list(merged.rows("queue")) == rejudgment_queue(labels, one, corpus)
-        runs = client.read_task_runs(task_run_filter=TaskRunFilter(name=TaskRunFilterName(like_="classify_one")))
+        runs = client.read_task_runs(task_run_filter=TaskRunFilter(name=TaskRunFilterName(like_="classify_one"),
+                                                                   start_time=TaskRunFilterStartTime(after_=started)))
         # A partition that was running on a killed worker ran again: its history enters
         # Running twice (Dask re-ran the task run; Prefect's engine recorded it again).
         histories = {run.id: [state.name for state in client.read_task_run_states(run.id)] for run in runs}
