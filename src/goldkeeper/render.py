@@ -152,7 +152,7 @@ def spans_line(spans: dict) -> str:
     return (f"{spans['resolved']} of {spans['labels']} span labels resolved to {spans['chunks']} chunks of the run's "
             f"snapshot ({spans['found_again']} found again after an edit, {spans['fuzzy']} of them fuzzily)"
             + (f"; {unresolved} scored as their chunk labels: {spans['gone']} gone, {spans['ambiguous']} ambiguous, "
-               f"{spans['no_offsets']} in documents without offsets, {spans['no_chunk']} held by no chunk enough"
+               f"{spans['no_offsets']} in documents without offsets, {spans['no_chunk']} in text no chunk holds"
                if unresolved else ""))
 
 

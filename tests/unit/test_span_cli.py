@@ -175,3 +175,21 @@ def test_convert_derives_spans_that_score_as_the_chunk_labels_they_came_from(tmp
     after = json.loads(run_cli("score", "-j", str(spanned), "--corpus", str(snapshot), *common).stdout)
     assert after["metrics"] == before["metrics"] and after["per_query"] == before["per_query"]
     assert after["inputs"]["spans"]["resolved"] == len(labels) - 1
+
+
+def test_score_says_which_span_labels_did_not_resolve_and_why(tmp_path, snapshot):
+    """One passage whose words no document holds: score resolves the others, says the one is
+    gone and scored as its chunk label, in text and in the report's inputs.spans."""
+    rows = [dict(row) for row in GOLD]
+    exact = rows[0]["span"]["exact"]
+    rows[0]["span"] = {**rows[0]["span"], "exact": "Z" * len(exact)}
+    labels = tmp_path / "labels.jsonl"
+    labels.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    args = ("score", "-j", str(labels), "-r", str(CASE / "run-recursive.jsonl"), "--corpus", str(snapshot))
+    text = run_cli(*args)
+    assert text.code in (0, 1), text.stderr
+    assert (f"{len(GOLD) - 1} of {len(GOLD)} span labels resolved to ") in text.stdout
+    assert ("; 1 scored as their chunk labels: 1 gone, 0 ambiguous, 0 in documents without offsets, "
+            "0 in text no chunk holds") in " ".join(text.stdout.split())
+    spans = json.loads(run_cli(*args, "--format", "json").stdout)["inputs"]["spans"]
+    assert (spans["labels"], spans["resolved"], spans["gone"]) == (len(GOLD), len(GOLD) - 1, 1)
