@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import socket
 import subprocess
 import sys
@@ -32,13 +33,16 @@ class Result:
     stderr: str
 
 
-def run_cli(*args: str, stdin: bytes | None = None, cwd: Path | None = None) -> Result:
-    """Run ``python -m goldkeeper ARGS`` exactly as a user's shell would, no stdin by default."""
+def run_cli(*args: str, stdin: bytes | None = None, cwd: Path | None = None,
+            env: dict[str, str] | None = None) -> Result:
+    """Run ``python -m goldkeeper ARGS`` exactly as a user's shell would, no stdin by default;
+    ``env``: variables set beside this process's."""
     proc = subprocess.run(
         [sys.executable, "-m", "goldkeeper", *args],
         input=stdin if stdin is not None else b"",
         capture_output=True,
         cwd=cwd,
+        env={**os.environ, **env} if env else None,
         timeout=120,
     )
     return Result(proc.returncode, proc.stdout.decode("utf-8"), proc.stderr.decode("utf-8"))

@@ -1,6 +1,6 @@
 """Snapshots straight from the vector stores that hold the chunks (spec/stores.md), each with its
-real client on a real store: LanceDB and Chroma embedded, Qdrant's local mode, PostgreSQL (a
-server from Debian's package, started here). The collection is Python's own help texts
+real client on a real store: LanceDB and Chroma embedded, Qdrant's local mode, PostgreSQL with
+pgvector (a server from pgserver's wheel, started here, read as a role with a password). The collection is Python's own help texts
 (pydoc_data, 79 documents) cut by LangChain's RecursiveCharacterTextSplitter, thousands of
 chunks, then edited and re-chunked at another size. Each snapshot from a store equals, byte
 for byte, the one made from the same chunks as JSONL, and drift between the stores' two
@@ -100,58 +100,101 @@ FIELDS = {
     # LangChain's Qdrant layout: text in page_content, the rest under metadata; no ordinal kept
     "qdrant": ["--field", "text=page_content", "--field", "doc=metadata.doc_uri", "--field",
                "revision=metadata.doc_revision", "--field", "offset=metadata.start_index", "--field", "ordinal="],
-    "postgresql": ["--field", "id=chunk_id", "--field", "text=content"],
+    # LangChain's PGVector layout
+    "postgresql": ["--field", "text=document", "--field", "doc=cmetadata.doc_uri", "--field",
+                   "revision=cmetadata.doc_revision", "--field", "ordinal=cmetadata.ordinal", "--field",
+                   "offset=cmetadata.start_index"],
 }
+
+
+def _postgres_bin(root: Path) -> tuple[Path, list[str]]:
+    """PostgreSQL 16's server with pgvector, from pgserver's wheel (Debian 12 packages no
+    pgvector), copied where the user that runs it can read it, and the command prefix that
+    runs as that user: the server refuses root, so as root a system user of its own."""
+    import importlib.util
+
+    found = importlib.util.find_spec("pgserver")  # not imported: importing it takes a lock of its own
+    if found is None or found.origin is None:
+        pytest.fail("pgserver is not installed (it is in the test extra: pip install -e '.[test]')")
+    package = Path(found.origin).parent
+    install = root / "pgserver" / "pginstall"  # its binaries find their libraries at ../../../pgserver.libs
+    shutil.copytree(package / "pginstall", install, symlinks=True)
+    shutil.copytree(package.parent / "pgserver.libs", root / "pgserver.libs", symlinks=True)
+    if os.geteuid() != 0:
+        return install / "bin", []
+    import pwd
+
+    try:
+        pwd.getpwnam(PG_USER)
+    except KeyError:
+        subprocess.run(["useradd", "--system", "--no-create-home", PG_USER], check=True, capture_output=True)
+    for path in (root, *root.rglob("*")):
+        shutil.chown(path, PG_USER)
+    return install / "bin", ["runuser", "-u", PG_USER, "--"]
+
+
+PG_USER = "goldkeeper-pg"
+#: The role the snapshot reads as; its password reaches goldkeeper through PGPASSWORD only.
+PG_READER, PG_PASSWORD = "rag_reader", "s3cret-Pw-9f2"
 
 
 @pytest.fixture(scope="module")
 def postgres():
-    """A PostgreSQL server of Debian's package on a unix socket of its own, run as the
-    postgres user (the server refuses root)."""
-    bins = sorted(Path("/usr/lib/postgresql").glob("*/bin/initdb"))
-    if not bins:
-        pytest.skip("PostgreSQL's server is not installed (apt-get install postgresql; .ci/run does)")
-    bin_dir = bins[-1].parent
+    """A real PostgreSQL server with pgvector on loopback, password authentication for TCP, and
+    a read-only role that has a password; yields the URL of that role, without its password."""
     root = Path(tempfile.mkdtemp(prefix="goldkeeper-pg-"))  # pytest's folders are root's alone (0700)
+    bin_dir, as_user = _postgres_bin(root)
     data, sockets = root / "data", root / "run"
     sockets.mkdir()
-    shutil.chown(root, "postgres")
-    shutil.chown(sockets, "postgres")
-    as_postgres = ["runuser", "-u", "postgres", "--"] if os.geteuid() == 0 else []
-    subprocess.run([*as_postgres, str(bin_dir / "initdb"), "-D", str(data), "-A", "trust", "-U", "postgres"],
-                   check=True, capture_output=True)
+    if as_user:
+        shutil.chown(sockets, PG_USER)
+    subprocess.run([*as_user, str(bin_dir / "initdb"), "-D", str(data), "-A", "trust", "--auth-host=scram-sha-256",
+                    "-U", "postgres"], check=True, capture_output=True)
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    subprocess.run([*as_postgres, str(bin_dir / "pg_ctl"), "-D", str(data), "-w", "-l", str(root / "log"), "-o",
+    subprocess.run([*as_user, str(bin_dir / "pg_ctl"), "-D", str(data), "-w", "-l", str(root / "log"), "-o",
                     f"-k {sockets} -p {port} -c listen_addresses=127.0.0.1", "start"], check=True, capture_output=True)
+    admin = [*as_user, str(bin_dir / "psql"), "-h", str(sockets), "-p", str(port), "-U", "postgres", "-d", "postgres",
+             "-v", "ON_ERROR_STOP=1", "-c"]
     try:
-        yield f"postgresql://postgres@127.0.0.1:{port}/postgres"
+        for statement in ("CREATE EXTENSION vector",
+                          f"CREATE ROLE {PG_READER} LOGIN PASSWORD '{PG_PASSWORD}'",
+                          f"ALTER DEFAULT PRIVILEGES IN SCHEMA public GRANT SELECT ON TABLES TO {PG_READER}"):
+            subprocess.run([*admin, statement], check=True, capture_output=True)
+        yield {"admin": f"postgresql://postgres@/postgres?host={sockets}&port={port}",
+               "reader": f"postgresql://{PG_READER}@127.0.0.1:{port}/postgres"}
     finally:
-        subprocess.run([*as_postgres, str(bin_dir / "pg_ctl"), "-D", str(data), "-m", "fast", "stop"],
+        subprocess.run([*as_user, str(bin_dir / "pg_ctl"), "-D", str(data), "-m", "fast", "stop"],
                        capture_output=True)
         shutil.rmtree(root, ignore_errors=True)
 
 
-def _postgresql(url: str, name: str, rows: list[dict]) -> str:
+def _postgresql(server: dict[str, str], name: str, rows: list[dict]) -> str:
+    """LangChain's PGVector layout: the text in ``document``, the rest in the ``cmetadata``
+    jsonb, the embedding a pgvector ``vector`` with an HNSW index."""
     import psycopg
+    from psycopg.types.json import Jsonb
 
-    with psycopg.connect(url) as connection:
+    with psycopg.connect(server["admin"]) as connection:
         connection.execute(f"DROP TABLE IF EXISTS {name}")
-        connection.execute(f"CREATE TABLE {name} (chunk_id text PRIMARY KEY, content text NOT NULL, doc_uri text, "
-                           "doc_revision text, ordinal integer, start_index integer, embedding real[])")
-        with connection.cursor().copy(f"COPY {name} (chunk_id, content, doc_uri, doc_revision, ordinal, "
-                                      "start_index, embedding) FROM STDIN") as copy:
+        connection.execute(f"CREATE TABLE {name} (id varchar PRIMARY KEY, document varchar NOT NULL, "
+                           "cmetadata jsonb, embedding vector(4))")
+        connection.execute(f"CREATE INDEX ON {name} USING hnsw (embedding vector_cosine_ops)")
+        with connection.cursor().copy(f"COPY {name} (id, document, cmetadata, embedding) FROM STDIN") as copy:
             for n, r in enumerate(rows):
-                copy.write_row((r["store_id"], r["text"], r["doc_uri"], r["doc_revision"], r["ordinal"],
-                                r["start_index"], _vector(n)))
-    return f"{url}#{name}"
+                metadata = {"doc_uri": r["doc_uri"], "doc_revision": r["doc_revision"], "ordinal": r["ordinal"],
+                            "start_index": r["start_index"]}
+                copy.write_row((r["store_id"], r["text"], Jsonb(metadata), str(_vector(n))))
+        assert connection.execute(f"SELECT count(*) FROM {name} WHERE embedding IS NOT NULL").fetchone()[0] == len(rows)
+    return f"{server['reader']}#{name}"
 
 
 @pytest.mark.parametrize("kind", ["lancedb", "chroma", "qdrant", "postgresql"])
 def test_a_snapshot_from_the_store_equals_the_one_from_jsonl_and_so_does_drift(kind, versions, tmp_path, request):
     pytest.importorskip({"lancedb": "lancedb", "chroma": "chromadb", "qdrant": "qdrant_client",
                          "postgresql": "psycopg"}[kind])
+    env = {"PGPASSWORD": PG_PASSWORD} if kind == "postgresql" else {}
     write = {"lancedb": _lancedb, "chroma": _chroma, "qdrant": _qdrant}.get(kind)
     snapshots = {}
     for version, rows in versions.items():
@@ -167,8 +210,9 @@ def test_a_snapshot_from_the_store_equals_the_one_from_jsonl_and_so_does_drift(k
         assert made.code == 0, made.stderr
         started = time.monotonic()
         read = run_cli("snapshot", "--store", store, *FIELDS[kind], "--chunker", CHUNKER, "-o", str(from_store),
-                       "--quiet")
+                       env=env)
         assert read.code == 0, read.stderr
+        assert not env or PG_PASSWORD not in read.stdout + read.stderr + from_store.read_text()
         assert from_store.read_bytes() == from_jsonl.read_bytes(), f"{kind} {version} ({time.monotonic() - started:.1f} s)"
         snapshot = json.loads(from_store.read_text())
         assert {c["store_id"] for c in snapshot["chunks"]} == {r["store_id"] for r in rows}
@@ -207,3 +251,22 @@ def test_a_store_name_is_checked_and_a_password_never_goes_in_it(tmp_path):
                      "-o", str(tmp_path / "s.json"))
     assert absent.code == 2 and "the store could not be read" in absent.stderr and "Traceback" not in absent.stderr
     assert not (tmp_path / "s.json").exists()
+
+
+def test_postgresql_credentials_come_from_the_environment_and_are_never_said(postgres, versions, tmp_path):
+    """The reader role's password given through PGPASSWORD reads the table; a wrong one, or
+    none, is one line naming the store without credentials, exit 2, no snapshot, and the
+    password given is in no output."""
+    store = _postgresql(postgres, "chunks_auth", versions["v1"][:50])
+    out = tmp_path / "s.json"
+    args = ("snapshot", "--store", store, *FIELDS["postgresql"], "--chunker", CHUNKER, "-o", str(out))
+    assert run_cli(*args, env={"PGPASSWORD": PG_PASSWORD}).code == 0 and out.exists()
+    out.unlink()
+    wrong = "not-the-Pw-77"
+    for env in ({"PGPASSWORD": wrong}, {"PGPASSWORD": ""}):
+        done = run_cli(*args, env=env)
+        assert done.code == 2, done
+        (line,) = done.stderr.strip().splitlines()
+        assert line.startswith("error: postgresql://127.0.0.1:") and "/postgres#chunks_auth: " in line, line
+        assert wrong not in done.stderr + done.stdout and PG_PASSWORD not in done.stderr + done.stdout
+        assert not out.exists()

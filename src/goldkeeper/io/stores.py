@@ -77,7 +77,7 @@ class Store:
         if "://" in location:
             parts = urllib.parse.urlsplit(location)
             location = f"{parts.scheme}://{parts.hostname or ''}{f':{parts.port}' if parts.port else ''}{parts.path}"
-        return f"{self.kind}:{location}#{self.collection}"
+        return f"{location}#{self.collection}" if self.kind == "postgresql" else f"{self.kind}:{location}#{self.collection}"
 
 
 def parse_store(url: str) -> Store:
