@@ -24,6 +24,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from drift_bench import generate
 from parquet_bench import alternate, setup
+from validate_bench import own_peak_mib
 
 
 def to_parquet(sharded: Path, out: Path) -> None:
@@ -41,7 +42,6 @@ def to_parquet(sharded: Path, out: Path) -> None:
 def flow_run(judgments: str, corpus: str, work: str, partitions: int) -> None:
     """One partitioned drift flow on a LocalCluster of two workers: prints its seconds, this
     (the flow) process's peak RSS and the summary, as JSON."""
-    import resource
     import shutil
 
     from goldkeeper.flows.scale import drift_partitioned, task_runner
@@ -50,7 +50,7 @@ def flow_run(judgments: str, corpus: str, work: str, partitions: int) -> None:
     merged = drift_partitioned.with_options(task_runner=task_runner("local", 2))(judgments, corpus, work, partitions)
     seconds = time.perf_counter() - started
     shutil.rmtree(work, ignore_errors=True)
-    print(json.dumps({"seconds": seconds, "flow_peak_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+    print(json.dumps({"seconds": seconds, "flow_peak_mib": own_peak_mib(),
                       "summary": merged.summary}))
 
 

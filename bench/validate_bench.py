@@ -11,6 +11,7 @@ for at most 1/3 of the reference's time and 1/2 of its peak memory.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import statistics
 import subprocess
@@ -38,8 +39,9 @@ def compile_goldkeeper() -> None:
     compileall.compile_dir(str(Path(goldkeeper.__file__).parent), quiet=1)
 
 
-def _tree_rss(pid: int) -> int:
-    """Proportional resident bytes (PSS) of a process and all its descendants, from /proc.
+def _tree_rss(pid: int, root: bool = True) -> int:
+    """Proportional resident bytes (PSS) of a process and all its descendants, from /proc
+    (``root`` False: of its descendants only).
 
     PSS splits pages shared after a fork between the processes sharing them, so the sum is
     the memory the tree really holds; summing RSS would count those pages twice.
@@ -48,11 +50,12 @@ def _tree_rss(pid: int) -> int:
     while stack:
         current = stack.pop()
         try:
-            with open(f"/proc/{current}/smaps_rollup") as fh:
-                for line in fh:
-                    if line.startswith("Pss:"):
-                        total += int(line.split()[1]) * 1024
-                        break
+            if root or current != pid:
+                with open(f"/proc/{current}/smaps_rollup") as fh:
+                    for line in fh:
+                        if line.startswith("Pss:"):
+                            total += int(line.split()[1]) * 1024
+                            break
             for task in os.listdir(f"/proc/{current}/task"):
                 with open(f"/proc/{current}/task/{task}/children") as fh:
                     stack.extend(int(c) for c in fh.read().split())
@@ -61,32 +64,65 @@ def _tree_rss(pid: int) -> int:
     return total
 
 
+def own_peak_mib() -> float:
+    """This process's own peak resident memory (VmHWM). Not getrusage's ru_maxrss: Linux
+    carries a process's peak through exec, and a child's resident memory just after the fork
+    is its parent's, so a command started by a bench holding 1.5 GiB reports at least 1.5 GiB
+    there (seen: 1,513 MiB for an empty python -c)."""
+    with open("/proc/self/status") as fh:
+        for line in fh:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    raise RuntimeError("no VmHWM in /proc/self/status")
+
+
+#: Starts a command, waits for it and writes its wall seconds, its own peak resident memory
+#: (the kernel's, from wait4) and its exit code to the file named first. A command started
+#: from this small process carries only this process's few MiB into its peak, not the
+#: bench's (``own_peak_mib``).
+_LAUNCHER = """
+import json, os, subprocess, sys, time
+start = time.perf_counter()
+proc = subprocess.Popen(sys.argv[2:], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+err = proc.stderr.read()
+_, status, usage = os.wait4(proc.pid, 0)
+seconds = time.perf_counter() - start
+with open(sys.argv[1], "w") as out:
+    json.dump({"seconds": seconds, "maxrss_kib": usage.ru_maxrss, "code": os.waitstatus_to_exitcode(status),
+               "stderr": err.decode("utf-8", "replace")[-4000:]}, out)
+"""
+
+
 def measure(argv: list[str], sample: bool = True, ok: tuple[int, ...] = (0, 1)) -> tuple[float, float, int]:
     """Wall seconds, peak RSS in MiB and exit code of one run of argv.
 
-    The peak is the larger of the kernel's own peak for the command's main process (ru_maxrss)
-    and the PSS summed over its whole process tree, sampled every 20 ms, so a tool that forks
-    is charged for all of its processes at once. Sampling reads every process's page tables
-    and takes CPU from the command (on two cores, 14% of a two-process goldkeeper score, 7% of
-    a one-process peer): ``sample=False`` waits without it, for timing (``timed``); the peak
-    is then the main process's alone. An exit code outside ``ok`` stops the bench: a peer
-    that failed to run must not be reported as fast (peers exit 0; goldkeeper 1 on a FAIL).
+    The peak is the larger of the kernel's own peak for the command's main process (ru_maxrss,
+    the command started from a small launcher so that it is the command's own) and the PSS
+    summed over its whole process tree, sampled every 20 ms, so a tool that forks is charged
+    for all of its processes at once. Sampling reads every process's page tables and takes
+    CPU from the command (on two cores, 14% of a two-process goldkeeper score, 7% of a
+    one-process peer): ``sample=False`` waits without it, for timing (``timed``); the peak is
+    then the main process's alone. The seconds are the launcher's, from the command's start to
+    its end. An exit code outside ``ok`` stops the bench: a peer that failed to run must not
+    be reported as fast (peers exit 0; goldkeeper 1 on a FAIL).
     """
-    start = time.perf_counter()
-    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    sampled = 0
-    while True:
-        pid, status, usage = os.wait4(proc.pid, 0 if not sample else os.WNOHANG)
-        if pid:
-            break
-        sampled = max(sampled, _tree_rss(proc.pid))
-        time.sleep(0.02)
-    elapsed = time.perf_counter() - start
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    err = proc.stderr.read().decode() if proc.stderr else ""
-    if proc.returncode not in ok:
-        raise SystemExit(f"{' '.join(argv[:3])[:120]} failed with exit {proc.returncode}: {err.strip()[-2000:]}")
-    return elapsed, max(usage.ru_maxrss * 1024, sampled) / 2**20, proc.returncode
+    with tempfile.NamedTemporaryFile("r", suffix=".json") as result:
+        proc = subprocess.Popen([sys.executable, "-c", _LAUNCHER, result.name, *argv], stdout=subprocess.DEVNULL,
+                                stderr=subprocess.PIPE)
+        sampled = 0
+        while sample and proc.poll() is None:
+            sampled = max(sampled, _tree_rss(proc.pid, root=False))
+            time.sleep(0.02)
+        launcher_err = proc.communicate()[1].decode("utf-8", "replace")
+        try:
+            done = json.loads(Path(result.name).read_text() or "null")
+        except ValueError:
+            done = None
+    if not done:
+        raise SystemExit(f"{' '.join(argv[:3])[:120]} could not be started: {launcher_err.strip()[-2000:]}")
+    if done["code"] not in ok:
+        raise SystemExit(f"{' '.join(argv[:3])[:120]} failed with exit {done['code']}: {done['stderr'].strip()[-2000:]}")
+    return done["seconds"], max(done["maxrss_kib"] * 1024, sampled) / 2**20, done["code"]
 
 
 def timed(argv: list[str], repeats: int) -> tuple[list[float], float, int]:

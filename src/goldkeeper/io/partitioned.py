@@ -142,8 +142,11 @@ def source_groups(corpus_url: str, groups: int) -> list[list[int]]:
 def _chunk_line(chunk: Any) -> bytes:
     row = {"chunk_id": chunk.chunk_id, "doc_uri": chunk.doc_uri, "ordinal": chunk.ordinal, "text": chunk.text,
            "text_sha": chunk.sha(), "start_index": chunk.start_index}
-    return json.dumps({k: v for k, v in row.items() if v is not None}, ensure_ascii=False,
-                      separators=(",", ":")).encode("utf-8") + b"\n"
+    row = {k: v for k, v in row.items() if v is not None}
+    try:
+        return orjson.dumps(row, option=orjson.OPT_APPEND_NEWLINE)
+    except TypeError:  # a lone surrogate (a corpus.json may escape one), which orjson does not write
+        return json.dumps(row, separators=(",", ":")).encode("ascii") + b"\n"
 
 
 def _source_chunks(corpus: ShardedCorpus | ParquetCorpus | Corpus,
@@ -219,9 +222,11 @@ def map_corpus(corpus_url: str, shards: Sequence[int], work_url: str, partitions
     corpus = source_corpus(corpus_url)
     name = f"from-{mapper:05d}.jsonl"
     pieces: dict[int, _Piece] = {}
+    document, partition = None, 0
     with ExitStack() as stack:
         for chunk, line in _source_chunks(corpus, shards):
-            partition = partition_of(chunk.doc_uri, partitions)
+            if chunk.doc_uri != document:  # a snapshot's chunks come by document
+                document, partition = chunk.doc_uri, partition_of(chunk.doc_uri, partitions)
             piece = pieces.get(partition)
             if piece is None:
                 piece = pieces[partition] = _Piece(stack, _join(partition_dir(work_url, partition), name))
