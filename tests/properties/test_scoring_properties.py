@@ -170,9 +170,9 @@ def test_per_query_values_round_as_numpy_rounds(values):
     (ties to even after scaling), which a dict of already rounded values reproduces."""
     import numpy as np
 
-    from goldkeeper.core.scoring import _round_value
+    from goldkeeper.core.scoring import _round_values
 
-    assert [_round_value(v) for v in values] == np.round(np.array(values, dtype=np.float64), 12).tolist()
+    assert _round_values(values) == np.round(np.array(values, dtype=np.float64), 12).tolist()
 
 
 def test_ndcg_of_grades_whose_exponential_gains_overflow_a_float():

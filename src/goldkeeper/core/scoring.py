@@ -240,10 +240,12 @@ def _round(value: float) -> float:
     return round(float(value), _ROUND)
 
 
-def _round_value(value: float) -> float:
-    """A per-query value to 12 decimals as numpy's ``round`` does it (times 1e12, to the
+def _round_values(column: Sequence[float]) -> list[float]:
+    """Per-query values to 12 decimals as numpy's ``round`` does it (times 1e12, to the
     nearest integer, ties to even, over 1e12), which reports have always shown."""
-    return round(value * _SCALE) / _SCALE
+    import numpy as np
+
+    return (np.rint(np.asarray(column, dtype=np.float64) * _SCALE) / _SCALE).tolist()
 
 
 def _mean(column: Sequence[float]) -> float:
@@ -493,7 +495,7 @@ def aggregate(qrels: Qrels, found: QueryValues, *, worst_metric: str | None = No
     if intervals is not None:
         intervals = intervals.for_queries(n)
     names = [str(metric) for metric in values]
-    columns = [list(map(_round_value, column)) for column in values.values()]
+    columns = [_round_values(column) for column in values.values()]
     per_query = {query_id: dict(zip(names, row)) for query_id, row in zip(scored_ids, zip(*columns))}
 
     # The overall set first, then each stratum in name order (an empty one gets no metric):
