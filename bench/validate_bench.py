@@ -68,7 +68,7 @@ def own_peak_mib() -> float:
     """This process's own peak resident memory (VmHWM). Not getrusage's ru_maxrss: Linux
     carries a process's peak through exec, and a child's resident memory just after the fork
     is its parent's, so a command started by a bench holding 1.5 GiB reports at least 1.5 GiB
-    there (seen: 1,513 MiB for an empty python -c)."""
+    there."""
     with open("/proc/self/status") as fh:
         for line in fh:
             if line.startswith("VmHWM:"):
