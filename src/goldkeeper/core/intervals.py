@@ -201,16 +201,20 @@ class _BootstrapMean:
     saddlepoint t, by Lugannani and Rice's formula."""
 
     def __init__(self, column: np.ndarray) -> None:
-        self.n = column.size
-        self.center, self.scale = float(column.mean()), float(column.std())
-        self.y = (column - self.center) / self.scale
-        self.skew = float(np.mean(self.y ** 3))
+        # A metric's values are few (39 distinct nDCG@10 values in 1M queries): every sum is
+        # over the distinct values, each weighted by how often it occurs.
+        distinct, counts = np.unique(column, return_counts=True)
+        self.n, self.counts = column.size, counts.astype(np.float64)
+        self.center = float(self.counts @ distinct) / self.n
+        self.scale = math.sqrt(float(self.counts @ (distinct - self.center) ** 2) / self.n)
+        self.y = (distinct - self.center) / self.scale
+        self.skew = float(self.counts @ self.y ** 3) / self.n
 
     def tilted(self, t: float) -> tuple[float, float, float]:
         """K(t), K'(t), K''(t) of one draw's cumulant generating function."""
         ty = t * self.y
         top = float(ty.max())
-        weights = np.exp(ty - top)
+        weights = self.counts * np.exp(ty - top)
         total = float(weights.sum())
         first = float(weights @ self.y) / total
         second = float(weights @ (self.y * self.y)) / total - first * first

@@ -22,6 +22,7 @@ from goldkeeper.core.scoring import QueryValues, RunScorer
 from goldkeeper.core.validation import Validator
 from goldkeeper.errors import InputError, UsageError
 from goldkeeper.io import parquet
+from goldkeeper.io.ahead import ReadAhead
 from goldkeeper.io.fastjson import Refused, judgment_blocks, run_lines
 from goldkeeper.io.files import decode_utf8, iter_blocks, iter_lines, read_bytes, sha256, source_name, uncompressed_name
 
@@ -265,7 +266,7 @@ def read_run_heads(url: str, fmt: str | None, depth: int) -> tuple[Iterator[RunH
         hashed = Hashed(iter_blocks(url, RUN_BLOCK_BYTES) if data is None else _whole_lines(data, RUN_BLOCK_BYTES))
         return _jsonl_heads(hashed, source, depth), hashed
     if kind == "parquet":
-        return parquet.run_heads(url, depth, data), parquet.FileDigest(url, data)
+        return parquet.run_heads(url, depth, data), parquet.FileDigest(url, data).start()
     entries, digest = _whole_run(read_bytes(url) if data is None else data, source, kind)
     return iter([pack_run(entries, depth)]), digest
 
@@ -339,7 +340,35 @@ def read_scoring_inputs(judgments: str, fmt: str | None, run: str, run_fmt: str 
     snapshot) resolves span labels to the chunks the run is scored on (``core.spans``);
     without it, a span label scores as its chunk label, and one without a chunk_id is refused.
     ``check_keys`` (``io.snapshots.check_run_over``) gets the keys of the run's first block that
-    ranks any, before it is scored."""
+    ranks any, before it is scored. The run is read on a thread from the start
+    (``io.ahead``), while the labels are read and checked; a refusal of the labels still
+    comes before one of the run."""
+    run_sha: list[str] = []
+    with ReadAhead(_run_then_sha(run, run_fmt, max(ks), run_sha), RUN_AHEAD_KEYS, _keys_in) as heads:
+        return _score_inputs(judgments, fmt, heads, run_sha, ks, threshold, on_rows, resolve, check_keys)
+
+
+#: How many keys of the run's heads ``score`` holds read ahead of the scoring (a key is about
+#: 100 bytes as a Python string in a list: some 400 MB).
+RUN_AHEAD_KEYS = 4_000_000
+
+
+def _keys_in(heads: RunHeads) -> int:
+    return len(heads.keys) + len(heads.query_ids)
+
+
+def _run_then_sha(url: str, fmt: str | None, depth: int, sha: list[str]) -> Iterator[RunHeads]:
+    """``read_run_heads``, then the file's sha256 put in ``sha``: all of it on the thread that
+    reads ahead, so that a refusal of the run comes when its heads are asked for."""
+    heads, hashed = read_run_heads(url, fmt, depth)
+    yield from heads
+    sha.append(hashed.hexdigest())
+
+
+def _score_inputs(judgments: str, fmt: str | None, heads: Iterable[RunHeads], run_sha: list[str],
+                  ks: list[int], threshold: int, on_rows: Callable[[list[dict[str, Any]]], Any] | None,
+                  resolve: Callable[[list[dict[str, Any]]], Any] | None,
+                  check_keys: Callable[[list[str]], None] | None) -> ScoringInputs:
     blocks, hashed = read_labels(judgments, fmt)
     qrels, kept = Qrels(), []
     validator = Validator(qrels)
@@ -357,15 +386,13 @@ def read_scoring_inputs(judgments: str, fmt: str | None, run: str, run_fmt: str 
     if spanned and resolve is not None:
         resolution = resolve(kept)
         qrels, resolved = build_qrels(resolution.rows), resolution.summary()
-    heads, run_hashed = read_run_heads(run, run_fmt, max(ks))
     scorer = RunScorer(qrels, ks, threshold)
     for block in heads:
         if check_keys is not None and block.keys:
             check_keys(block.keys)
             check_keys = None
         scorer.add(block)
-    return ScoringInputs(validator.result(), qrels, hashed.hexdigest(), found, scorer.result(), run_hashed.hexdigest(),
-                         resolved)
+    return ScoringInputs(validator.result(), qrels, hashed.hexdigest(), found, scorer.result(), run_sha[0], resolved)
 
 
 def unanchored(rows: Iterable[dict[str, Any]], source: str) -> None:
