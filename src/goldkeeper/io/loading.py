@@ -340,12 +340,17 @@ def read_scoring_inputs(judgments: str, fmt: str | None, run: str, run_fmt: str 
     snapshot) resolves span labels to the chunks the run is scored on (``core.spans``);
     without it, a span label scores as its chunk label, and one without a chunk_id is refused.
     ``check_keys`` (``io.snapshots.check_run_over``) gets the keys of the run's first block that
-    ranks any, before it is scored. The run is read on a thread from the start
+    ranks any, before it is scored. A Parquet run is read on a thread from the start
     (``io.ahead``), while the labels are read and checked; a refusal of the labels still
     comes before one of the run."""
     run_sha: list[str] = []
-    with ReadAhead(_run_then_sha(run, run_fmt, max(ks), run_sha), RUN_AHEAD_KEYS, _keys_in) as heads:
+    heads = _run_then_sha(run, run_fmt, max(ks), run_sha)
+    if run_fmt != "parquet" and (run_fmt is not None or not parquet.is_parquet(run)):
+        # A text run's decoding holds the interpreter's lock: on a thread it only contends
+        # for it, and is slower than here (bench/RESULTS.md).
         return _score_inputs(judgments, fmt, heads, run_sha, ks, threshold, on_rows, resolve, check_keys)
+    with ReadAhead(heads, RUN_AHEAD_KEYS, _keys_in) as ahead:
+        return _score_inputs(judgments, fmt, ahead, run_sha, ks, threshold, on_rows, resolve, check_keys)
 
 
 #: How many keys of the run's heads ``score`` holds read ahead of the scoring (a key is about
