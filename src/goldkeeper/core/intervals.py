@@ -201,8 +201,8 @@ class _BootstrapMean:
     saddlepoint t, by Lugannani and Rice's formula."""
 
     def __init__(self, column: np.ndarray) -> None:
-        # A metric's values are few (39 distinct nDCG@10 values in 1M queries): every sum is
-        # over the distinct values, each weighted by how often it occurs.
+        # A metric takes few distinct values over many queries: every sum is over the
+        # distinct values, each weighted by how often it occurs.
         distinct, counts = np.unique(column, return_counts=True)
         self.n, self.counts = column.size, counts.astype(np.float64)
         self.center = float(self.counts @ distinct) / self.n

@@ -266,7 +266,7 @@ def read_run_heads(url: str, fmt: str | None, depth: int) -> tuple[Iterator[RunH
         hashed = Hashed(iter_blocks(url, RUN_BLOCK_BYTES) if data is None else _whole_lines(data, RUN_BLOCK_BYTES))
         return _jsonl_heads(hashed, source, depth), hashed
     if kind == "parquet":
-        return parquet.run_heads(url, depth, data), parquet.FileDigest(url, data).start()
+        return parquet.run_heads(url, depth, data), parquet.FileDigest(url, data)
     entries, digest = _whole_run(read_bytes(url) if data is None else data, source, kind)
     return iter([pack_run(entries, depth)]), digest
 

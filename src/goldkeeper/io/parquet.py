@@ -22,7 +22,6 @@ import io
 import json
 import math
 import re
-import threading
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
@@ -113,32 +112,15 @@ class FileDigest:
 
     def __init__(self, url: str, data: bytes | None = None) -> None:
         self.url, self.data = url, data
-        self._found: str | None = None
-        self._worker: threading.Thread | None = None
-
-    def start(self) -> FileDigest:
-        """Hash on a thread from now (hashlib lets go of the interpreter's lock, so the file
-        is hashed while it is decoded); ``hexdigest`` waits for it."""
-        self._worker = threading.Thread(target=self._hash, name="goldkeeper-sha256", daemon=True)
-        self._worker.start()
-        return self
-
-    def _hash(self) -> str:
-        digest = hashlib.sha256()
-        if self.data is not None:
-            digest.update(self.data)
-        else:
-            with open_read(self.url, decompress=False) as stream:
-                for block in iter(lambda: stream.read(1 << 22), b""):
-                    digest.update(block)
-        self._found = digest.hexdigest()
-        return self._found
 
     def hexdigest(self) -> str:
-        if self._worker is not None:
-            self._worker.join()
-        # Not started, or its thread failed: hashed here, so that a failure is raised here.
-        return self._found if self._found is not None else self._hash()
+        if self.data is not None:
+            return hashlib.sha256(self.data).hexdigest()
+        digest = hashlib.sha256()
+        with open_read(self.url, decompress=False) as stream:
+            for block in iter(lambda: stream.read(1 << 22), b""):
+                digest.update(block)
+        return digest.hexdigest()
 
 
 def parquet_metadata(url: str, data: bytes | None = None) -> dict[str, str]:
@@ -547,21 +529,17 @@ def _heads_of(pa: Any, pc: Any, batch: Any, depth: int, RunHeads: Any, seen: Map
 
 
 def _repeating_rows(pc: Any, firsts: Any, keys: Any) -> set[int]:
-    """The rows of ``firsts`` (lists) in which a key appears twice, by the keys' dictionary
-    codes: where every list is as long, a row of codes sorted has two neighbours alike; else
-    each key coded as (row, code) in one integer, sorted, a repeat is two neighbours alike."""
+    """The rows of ``firsts`` (lists) in which a key appears twice: each key coded as (row,
+    key's dictionary code) in one integer, sorted, a repeat is two neighbours alike. (numpy
+    reads the Arrow arrays itself: their ``to_numpy`` would import pandas.)"""
     import numpy as np
 
     if len(keys) < 2:
         return set()
     encoded = pc.dictionary_encode(keys)
-    codes = np.asarray(encoded.indices).astype(np.int64)
-    lengths = np.asarray(pc.list_value_length(firsts))
-    if lengths.min() == lengths.max():
-        rows = np.sort(codes.reshape(len(lengths), -1), axis=1)
-        return set(np.flatnonzero((rows[:, 1:] == rows[:, :-1]).any(axis=1)).tolist())
     width = len(encoded.dictionary)
-    pairs = np.sort(np.repeat(np.arange(len(lengths), dtype=np.int64), lengths) * width + codes)
+    rows = np.repeat(np.arange(len(firsts), dtype=np.int64), np.asarray(pc.list_value_length(firsts)))
+    pairs = np.sort(rows * width + np.asarray(encoded.indices).astype(np.int64))
     twice = pairs[1:][pairs[1:] == pairs[:-1]]
     return set((twice // width).tolist())
 
